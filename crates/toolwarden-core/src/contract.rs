@@ -161,6 +161,102 @@ pub fn json_type_name(value: &serde_json::Value) -> &'static str {
     }
 }
 
+/// Who produced the failure: toolwarden itself (the server never saw the call) or the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Warden,
+    Upstream,
+}
+
+/// A tool-call failure in its final, safe form. Everything in it may be shown to the model and
+/// written to logs: builders of this type are responsible for never putting a caller's value in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    pub kind: ErrorKind,
+    /// The tool's name when it is a known tool; `None` for unknown tools, whose names are
+    /// caller input and so never echoed.
+    pub tool: Option<String>,
+    pub source: Source,
+    /// What failed and why, one or two sentences.
+    pub message: String,
+    /// The next action, shown after `Hint: `.
+    pub hint: Option<String>,
+    pub fields: Vec<FieldIssue>,
+    pub suggestion: Option<String>,
+    pub retry_after_ms: Option<u64>,
+    /// The JSON-RPC error code the server answered with, when it answered with one.
+    pub upstream_code: Option<i64>,
+    /// The HTTP status of the server's own upstream API, when its text shows one.
+    pub http_status: Option<u16>,
+}
+
+impl ToolError {
+    pub fn new(kind: ErrorKind, source: Source, message: impl Into<String>) -> Self {
+        ToolError {
+            kind,
+            tool: None,
+            source,
+            message: message.into(),
+            hint: None,
+            fields: Vec::new(),
+            suggestion: None,
+            retry_after_ms: None,
+            upstream_code: None,
+            http_status: None,
+        }
+    }
+
+    /// The text a model reads: the message, then the hint on its own last line, so that
+    /// truncation (which keeps the tail) never loses the next action.
+    pub fn text(&self) -> String {
+        match &self.hint {
+            Some(hint) => format!("{}\nHint: {}", self.message, hint),
+            None => self.message.clone(),
+        }
+    }
+
+    /// The value of `_meta["toolwarden/error"]`.
+    pub fn meta(&self) -> serde_json::Value {
+        let mut meta = serde_json::json!({
+            "kind": self.kind,
+            "expected": self.kind.expected(),
+            "retryable": self.kind.retryable(),
+            "tool": self.tool,
+            "source": self.source,
+            "fields": self.fields,
+            "suggestion": self.suggestion,
+            "retry_after_ms": self.retry_after_ms,
+            "upstream_code": self.upstream_code,
+        });
+        if let (Some(status), Some(object)) = (self.http_status, meta.as_object_mut()) {
+            object.insert("http_status".into(), status.into());
+        }
+        meta
+    }
+
+    /// A `CallToolResult` with `isError: true`. `server_meta` is the server's own `_meta`, kept
+    /// as it was with our key added beside its keys.
+    pub fn to_call_result(
+        &self,
+        server_meta: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> serde_json::Value {
+        let mut meta = server_meta.unwrap_or_default();
+        meta.insert(ERROR_META_KEY.to_owned(), self.meta());
+        serde_json::json!({
+            "content": [{"type": "text", "text": self.text()}],
+            "isError": true,
+            "_meta": meta,
+        })
+    }
+
+    /// The `data` of a JSON-RPC error made from this failure (used for unknown tools, which the
+    /// specification wants as protocol errors).
+    pub fn to_error_data(&self) -> serde_json::Value {
+        serde_json::json!({ ERROR_META_KEY: self.meta(), "hint": self.hint })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +278,27 @@ mod tests {
         assert!(!ErrorKind::Internal.expected());
         assert!(ErrorKind::RateLimited.retryable());
         assert!(!ErrorKind::InvalidArguments.retryable());
+    }
+
+    #[test]
+    fn error_result_keeps_server_meta_and_puts_the_hint_last() {
+        let mut error = ToolError::new(ErrorKind::NotFound, Source::Upstream, "No such user.");
+        error.tool = Some("get_user".into());
+        error.hint = Some("Call `list_users` to see the ids that exist.".into());
+        let mut server_meta = serde_json::Map::new();
+        server_meta.insert("vendor/trace".into(), "abc".into());
+        let result = error.to_call_result(Some(server_meta));
+        assert_eq!(result["isError"], true);
+        assert_eq!(
+            result["content"][0]["text"],
+            "No such user.\nHint: Call `list_users` to see the ids that exist."
+        );
+        assert_eq!(result["_meta"]["vendor/trace"], "abc");
+        let meta = &result["_meta"][ERROR_META_KEY];
+        assert_eq!(meta["kind"], "not_found");
+        assert_eq!(meta["expected"], true);
+        assert_eq!(meta["source"], "upstream");
+        assert!(result.get("structuredContent").is_none());
     }
 
     #[test]
