@@ -1,1 +1,89 @@
-fn main() {}
+//! `toolwarden`: keeps MCP tool calls honest.
+
+mod logging;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+use toolwarden_core::config::Config;
+use toolwarden_gateway::pipeline::Pipeline;
+use toolwarden_gateway::relay::{self, RelayOptions};
+use toolwarden_gateway::session::SessionConfig;
+
+#[derive(Parser)]
+#[command(
+    name = "toolwarden",
+    version,
+    about = "Keeps MCP tool calls honest: useful errors for the model, no echoed secrets, no hidden instructions."
+)]
+struct Cli {
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = logging::Format::Human)]
+    log_format: logging::Format,
+    /// Log filter, e.g. `warn` or `toolwarden=debug` (also read from TOOLWARDEN_LOG).
+    #[arg(long, global = true)]
+    log_level: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an MCP server behind toolwarden on stdio: put this in a client's config in place of
+    /// the server's command.
+    Run {
+        /// A TOML configuration file.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The server command and its arguments.
+        #[arg(required = true, last = true)]
+        server: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(cli.log_format, cli.log_level.as_deref());
+    match run(cli.command) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            eprintln!("toolwarden: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(command: Command) -> anyhow::Result<i32> {
+    match command {
+        Command::Run { config, server } => {
+            let config = load_config(config.as_deref())?;
+            let options = RelayOptions {
+                command: server,
+                session: SessionConfig {
+                    max_line_bytes: config.gateway.max_line_bytes,
+                    catalog_fetch_timeout: Duration::from_millis(
+                        config.gateway.catalog_fetch_timeout_ms,
+                    ),
+                    ..SessionConfig::default()
+                },
+                grace: Duration::from_millis(config.gateway.shutdown_grace_ms),
+            };
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("could not start the async runtime")?;
+            Ok(runtime.block_on(relay::run_stdio(options, Pipeline::default()))?)
+        }
+    }
+}
+
+fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<Config> {
+    let Some(path) = path else {
+        return Ok(Config::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("could not read the config file {}", path.display()))?;
+    Config::parse(&text).with_context(|| format!("invalid config file {}", path.display()))
+}
