@@ -382,7 +382,7 @@ impl Session {
             match with_id(&line, &fresh) {
                 Some(rewritten) => {
                     line = rewritten;
-                    (IdKey::Text(fresh.into()), Some(id))
+                    (own_key(&fresh), Some(id))
                 }
                 None => (key, None),
             }
@@ -687,10 +687,8 @@ impl Session {
             "tools/list",
             &Value::Object(params),
         ));
-        self.pending.insert(
-            IdKey::Text(format!("\"{id}\"").into()),
-            Pending::CatalogPage { abandoned: false },
-        );
+        self.pending
+            .insert(own_key(&id), Pending::CatalogPage { abandoned: false });
     }
 
     fn on_catalog_page(&mut self, outcome: Outcome<'_>, abandoned: bool, out: &mut Outbox) {
@@ -766,10 +764,7 @@ impl Session {
         loop {
             self.next_own_id += 1;
             let id = format!("toolwarden-{}", self.next_own_id);
-            if !self
-                .pending
-                .contains_key(&IdKey::Text(format!("\"{id}\"").into()))
-            {
+            if !self.pending.contains_key(&own_key(&id)) {
                 return id;
             }
         }
@@ -910,6 +905,11 @@ impl Session {
     }
 }
 
+/// The key of an id the gateway made (a plain string, so its JSON text is just quoted).
+fn own_key(id: &str) -> IdKey {
+    IdKey::Text(format!("\"{id}\"").into())
+}
+
 fn has_cursor(params: Option<&RawValue>) -> bool {
     params
         .and_then(|params| serde_json::from_str::<CursorParams>(params.get()).ok())
@@ -982,3 +982,6 @@ fn with_arguments(line: &[u8], arguments: Value) -> Option<Vec<u8>> {
     params.insert("arguments".into(), arguments);
     serde_json::to_vec(&message).ok()
 }
+
+#[cfg(test)]
+mod tests;
