@@ -37,8 +37,11 @@ enum Command {
         /// A TOML configuration file.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Run in front of the built-in demo server instead of a server command.
+        #[arg(long, conflicts_with = "server")]
+        demo: bool,
         /// The server command and its arguments.
-        #[arg(required = true, last = true)]
+        #[arg(last = true, required_unless_present = "demo")]
         server: Vec<String>,
     },
 }
@@ -57,10 +60,15 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> anyhow::Result<i32> {
     match command {
-        Command::Run { config, server } => {
+        Command::Run {
+            config,
+            demo,
+            server,
+        } => {
             let config = load_config(config.as_deref())?;
+            let command = if demo { demo_command()? } else { server };
             let options = RelayOptions {
-                command: server,
+                command,
                 session: SessionConfig {
                     max_line_bytes: config.gateway.max_line_bytes,
                     catalog_fetch_timeout: Duration::from_millis(
@@ -77,6 +85,12 @@ fn run(command: Command) -> anyhow::Result<i32> {
             Ok(runtime.block_on(relay::run_stdio(options, Pipeline::default()))?)
         }
     }
+}
+
+/// This very binary's `demo-server`, so the demo needs nothing installed.
+fn demo_command() -> anyhow::Result<Vec<String>> {
+    let exe = std::env::current_exe().context("could not find the toolwarden executable")?;
+    Ok(vec![exe.to_string_lossy().into_owned(), "demo-server".to_owned()])
 }
 
 fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<Config> {
