@@ -141,14 +141,16 @@ impl ClientRequests {
     }
 }
 
+/// An in-memory stdout for tests that read back what the server wrote.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use std::thread;
+pub mod test_support {
+    use std::io::{self, Write};
+    use std::sync::{Arc, Mutex};
+
+    use serde_json::Value;
 
     #[derive(Clone, Default)]
-    struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
+    pub struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
 
     impl Write for SharedBuffer {
         fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
@@ -161,7 +163,7 @@ mod tests {
     }
 
     impl SharedBuffer {
-        fn lines(&self) -> Vec<Value> {
+        pub fn lines(&self) -> Vec<Value> {
             let bytes = self.0.lock().unwrap().clone();
             String::from_utf8(bytes)
                 .unwrap()
@@ -170,6 +172,14 @@ mod tests {
                 .collect()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::SharedBuffer;
+    use super::*;
+    use serde_json::json;
+    use std::thread;
 
     #[test]
     fn each_message_is_one_line() {

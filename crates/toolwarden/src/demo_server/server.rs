@@ -491,6 +491,10 @@ impl Server {
     /// Input is over: calls waiting on the client fail now, the others get `grace` to finish.
     pub fn finish(&self, grace: Duration) {
         self.client_requests.close();
+        self.wait_for_calls(grace);
+    }
+
+    fn wait_for_calls(&self, grace: Duration) {
         let deadline = Instant::now() + grace;
         loop {
             let mut workers = self.workers.lock().unwrap_or_else(PoisonError::into_inner);
@@ -550,4 +554,310 @@ fn finish_result(mut result: Value, era: &Era) -> Value {
         }
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo_server::era::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
+    use crate::demo_server::jsonrpc::{
+        INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
+    };
+    use crate::demo_server::outbox::test_support::SharedBuffer;
+
+    fn settings() -> DemoArgs {
+        DemoArgs {
+            page_size: 5,
+            large_bytes: 1024,
+            slow_ms: 2000,
+            roots_timeout_ms: 2000,
+            poisoned: false,
+            crash_tool: false,
+            list_changed_after: None,
+        }
+    }
+
+    fn server(settings: DemoArgs) -> (Arc<Server>, SharedBuffer) {
+        let buffer = SharedBuffer::default();
+        let server = Arc::new(Server::new(settings, Outbox::new(Box::new(buffer.clone()))));
+        (server, buffer)
+    }
+
+    /// Sends one line and returns everything written once running calls are done.
+    fn exchange(server: &Arc<Server>, buffer: &SharedBuffer, line: &Value) -> Vec<Value> {
+        let before = buffer.lines().len();
+        server.handle_line(&line.to_string()).unwrap();
+        server.wait_for_calls(Duration::from_secs(5));
+        buffer.lines().split_off(before)
+    }
+
+    fn modern_meta() -> Value {
+        json!({META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}})
+    }
+
+    #[test]
+    fn initialize_negotiates_and_announces_capabilities() {
+        let (server, buffer) = server(settings());
+        let out = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}
+            }}),
+        );
+        assert_eq!(out.len(), 1);
+        let result = &out[0]["result"];
+        assert_eq!(result["protocolVersion"], "2025-03-26");
+        assert_eq!(
+            result["capabilities"],
+            json!({"tools": {"listChanged": true}, "logging": {}})
+        );
+        assert_eq!(result["serverInfo"]["name"], "toolwarden-demo");
+        assert!(result.get("resultType").is_none());
+    }
+
+    #[test]
+    fn legacy_only_and_modern_only_methods_stay_in_their_era() {
+        let (server, buffer) = server(settings());
+        let ping = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        );
+        assert_eq!(ping[0]["result"], json!({}));
+        let modern_ping = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"_meta": modern_meta()}}),
+        );
+        assert_eq!(modern_ping[0]["error"]["code"], METHOD_NOT_FOUND);
+        let legacy_discover = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover"}),
+        );
+        assert_eq!(legacy_discover[0]["error"]["code"], METHOD_NOT_FOUND);
+        let discover = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 4, "method": "server/discover", "params": {"_meta": modern_meta()}}),
+        );
+        let result = &discover[0]["result"];
+        assert_eq!(result["resultType"], "complete");
+        assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+        assert_eq!(result["_meta"][META_SERVER_INFO]["name"], "toolwarden-demo");
+        assert_eq!(result["cacheScope"], "public");
+    }
+
+    #[test]
+    fn modern_version_and_capability_errors_come_first() {
+        let (server, buffer) = server(settings());
+        let unsupported = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+                META_PROTOCOL_VERSION: "2030-01-01", META_CLIENT_CAPABILITIES: {}
+            }}}),
+        );
+        assert_eq!(
+            unsupported[0]["error"]["code"],
+            UNSUPPORTED_PROTOCOL_VERSION
+        );
+        assert_eq!(unsupported[0]["error"]["data"]["requested"], "2030-01-01");
+        let missing = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "echo", "arguments": {"text": "hi"},
+                "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}
+            }}),
+        );
+        assert_eq!(missing[0]["error"]["code"], INVALID_PARAMS);
+    }
+
+    #[test]
+    fn unknown_tools_and_malformed_calls_are_protocol_errors() {
+        let (server, buffer) = server(settings());
+        let unknown = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "crash"}}),
+        );
+        assert_eq!(unknown[0]["error"]["code"], INVALID_PARAMS);
+        assert_eq!(unknown[0]["error"]["message"], "Unknown tool: crash");
+        let bad_arguments = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": [1]}}),
+        );
+        assert_eq!(bad_arguments[0]["error"]["code"], INVALID_PARAMS);
+        let no_name = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {}}),
+        );
+        assert_eq!(no_name[0]["error"]["code"], INVALID_PARAMS);
+    }
+
+    #[test]
+    fn modern_tool_results_are_marked_complete() {
+        let (server, buffer) = server(settings());
+        let out = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {
+                "name": "echo", "arguments": {"text": "hi"}, "_meta": modern_meta()
+            }}),
+        );
+        assert_eq!(out[0]["id"], "a");
+        assert_eq!(out[0]["result"]["resultType"], "complete");
+        assert_eq!(out[0]["result"]["content"][0]["text"], "hi");
+    }
+
+    #[test]
+    fn notifications_get_no_answer_and_bad_lines_do() {
+        let (server, buffer) = server(settings());
+        let none = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        assert!(none.is_empty());
+        server.handle_line("{oops").unwrap();
+        server.handle_line(r#"{"jsonrpc":"2.0","id":9}"#).unwrap();
+        let out = buffer.lines();
+        assert_eq!(out[0]["error"]["code"], PARSE_ERROR);
+        assert_eq!(out[0]["id"], Value::Null);
+        assert_eq!(out[1]["error"]["code"], INVALID_REQUEST);
+        assert_eq!(out[1]["id"], 9);
+    }
+
+    #[test]
+    fn log_level_filters_legacy_messages() {
+        let (server, buffer) = server(settings());
+        let bad = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "loud"}}),
+        );
+        assert_eq!(bad[0]["error"]["code"], INVALID_PARAMS);
+        server.log(&Era::Legacy, "info", "shown");
+        exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}}),
+        );
+        let before = buffer.lines().len();
+        server.log(&Era::Legacy, "info", "hidden");
+        server.log(&Era::Legacy, "critical", "shown again");
+        let after = buffer.lines().split_off(before);
+        assert_eq!(after.len(), 1);
+        assert_eq!(after[0]["params"]["data"], "shown again");
+    }
+
+    #[test]
+    fn the_catalog_grows_after_the_configured_number_of_calls() {
+        let (server, buffer) = server(DemoArgs {
+            list_changed_after: Some(2),
+            page_size: 50,
+            ..settings()
+        });
+        let call = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "list_users"}});
+        let first = exchange(&server, &buffer, &call(1));
+        assert_eq!(first.len(), 1);
+        let second = exchange(&server, &buffer, &call(2));
+        assert_eq!(second.len(), 2);
+        assert_eq!(second[1]["method"], "notifications/tools/list_changed");
+        let listing = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+        );
+        let names: Vec<&str> = listing[0]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .collect();
+        assert!(names.contains(&"extra_tool"));
+        assert!(listing[0]["result"].get("nextCursor").is_none());
+    }
+
+    #[test]
+    fn a_cancelled_slow_call_stops_without_an_answer() {
+        let (server, buffer) = server(settings());
+        server
+            .handle_line(
+                &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+                    "name": "slow_task", "arguments": {"ms": 60_000}
+                }})
+                .to_string(),
+            )
+            .unwrap();
+        let started = Instant::now();
+        server
+            .handle_line(
+                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
+                    .to_string(),
+            )
+            .unwrap();
+        server.finish(Duration::from_secs(30));
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(buffer.lines().is_empty());
+    }
+
+    #[test]
+    fn modern_list_roots_asks_through_input_required() {
+        let (server, buffer) = server(settings());
+        let meta =
+            json!({META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {"roots": {}}});
+        let first = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_roots", "_meta": meta}}),
+        );
+        assert_eq!(first[0]["result"]["resultType"], "input_required");
+        assert_eq!(
+            first[0]["result"]["inputRequests"]["roots"]["method"],
+            "roots/list"
+        );
+        let state = first[0]["result"]["requestState"].clone();
+        let retry = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "list_roots", "_meta": meta, "requestState": state,
+                "inputResponses": {"roots": {"roots": [{"uri": "file:///work", "name": "work"}]}}
+            }}),
+        );
+        assert_eq!(retry[0]["result"]["resultType"], "complete");
+        let text = retry[0]["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("file:///work (work)"));
+        let without_roots = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_roots", "_meta": modern_meta()}}),
+        );
+        assert_eq!(without_roots[0]["error"]["code"], MISSING_CLIENT_CAPABILITY);
+    }
+
+    #[test]
+    fn legacy_list_roots_respects_the_declared_capabilities() {
+        let (server, buffer) = server(settings());
+        exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}
+            }}),
+        );
+        let out = exchange(
+            &server,
+            &buffer,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_roots"}}),
+        );
+        let answer = out.iter().find(|message| message["id"] == 2).unwrap();
+        assert_eq!(answer["result"]["isError"], true);
+        assert!(!out.iter().any(|message| message["method"] == "roots/list"));
+    }
 }
