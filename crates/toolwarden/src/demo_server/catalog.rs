@@ -271,7 +271,7 @@ fn encode_cursor(offset: usize) -> String {
 }
 
 fn decode_cursor(cursor: &str) -> Option<usize> {
-    if cursor.len() % 2 != 0 || !cursor.is_ascii() {
+    if !cursor.len().is_multiple_of(2) || !cursor.is_ascii() {
         return None;
     }
     let bytes = (0..cursor.len())

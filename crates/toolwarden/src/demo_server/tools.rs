@@ -138,11 +138,16 @@ fn divide(args: &Map<String, Value>) -> Outcome {
             INTERNAL_ERROR,
             format!("Internal error: {error}"),
         )),
-        Ok(DivideArgs { b, .. }) if b == 0.0 => Outcome::Error(RpcError::new(
-            INTERNAL_ERROR,
-            "Internal error: division by zero",
-        )),
-        Ok(DivideArgs { a, b }) => text_result((a / b).to_string(), false),
+        Ok(DivideArgs { a, b }) => {
+            if b == 0.0 {
+                Outcome::Error(RpcError::new(
+                    INTERNAL_ERROR,
+                    "Internal error: division by zero",
+                ))
+            } else {
+                text_result((a / b).to_string(), false)
+            }
+        }
     }
 }
 
