@@ -362,7 +362,7 @@ fn slow_calls_do_not_block_others_and_can_be_cancelled() {
     demo.initialize(json!({}));
     demo.send(
         &json!({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-        "params": {"name": "slow_task", "arguments": {"ms": 1500}}}),
+        "params": {"name": "slow_task", "arguments": {"ms": 1500}, "_meta": {"progressToken": 8}}}),
     );
     demo.send(
         &json!({"jsonrpc": "2.0", "id": "quick", "method": "tools/call",
@@ -372,6 +372,9 @@ fn slow_calls_do_not_block_others_and_can_be_cancelled() {
     assert_eq!(first["id"], "quick");
     let slow = demo.response_to(&json!("slow"));
     assert!(text(&slow).contains("1500 ms"));
+    let progress = demo.read_until(|m| m["method"] == "notifications/progress");
+    assert_eq!(progress["params"]["progressToken"], 8);
+    assert_eq!(progress["params"]["total"], 1500);
 
     demo.send(&json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
         "params": {"name": "slow_task", "arguments": {"ms": 60000}}}));

@@ -34,6 +34,8 @@ const LOG_LEVELS: [&str; 8] = [
 const DISCOVER_TTL_MS: u64 = 3_600_000;
 /// Small enough for a quick sleep to notice a cancellation promptly.
 const SLEEP_SLICE: Duration = Duration::from_millis(20);
+/// How often a long `slow_task` reports progress when the caller asked for it.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
 /// Marks a modern `list_roots` retry as ours; opaque to the client.
 const ROOTS_REQUEST_STATE: &str = "list_roots:awaiting-roots";
 
@@ -360,14 +362,23 @@ impl Server {
                 None => return Some(text_result("`ms` must be a non-negative integer.", true)),
             },
         };
-        let deadline = Instant::now() + Duration::from_millis(wait_ms);
+        let started = Instant::now();
+        let deadline = started + Duration::from_millis(wait_ms);
+        let mut next_report = started + PROGRESS_INTERVAL;
         loop {
             if context.cancelled.load(Ordering::SeqCst) {
                 return None;
             }
-            let left = deadline.saturating_duration_since(Instant::now());
+            let now = Instant::now();
+            let left = deadline.saturating_duration_since(now);
             if left.is_zero() {
                 break;
+            }
+            if now >= next_report {
+                let elapsed_ms =
+                    u64::try_from(now.duration_since(started).as_millis()).unwrap_or(u64::MAX);
+                self.report_progress(context, elapsed_ms, wait_ms, "Still working");
+                next_report += PROGRESS_INTERVAL;
             }
             thread::sleep(left.min(SLEEP_SLICE));
         }
@@ -458,10 +469,14 @@ impl Server {
     }
 
     fn progress(&self, context: &CallContext, progress: u64, message: &str) {
+        self.report_progress(context, progress, 1, message);
+    }
+
+    fn report_progress(&self, context: &CallContext, progress: u64, total: u64, message: &str) {
         if let Some(token) = context.progress_token() {
             let _ = self.outbox.send(&jsonrpc::notification(
                 "notifications/progress",
-                json!({"progressToken": token, "progress": progress, "total": 1, "message": message}),
+                json!({"progressToken": token, "progress": progress, "total": total, "message": message}),
             ));
         }
     }
