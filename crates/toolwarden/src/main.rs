@@ -1,5 +1,6 @@
 //! `toolwarden`: keeps MCP tool calls honest.
 
+mod demo_server;
 mod logging;
 
 use anyhow::Context;
@@ -44,6 +45,9 @@ enum Command {
         #[arg(last = true, required_unless_present = "demo")]
         server: Vec<String>,
     },
+    /// A built-in MCP server (stdio) whose tools fail the way real servers do, to see and test
+    /// what toolwarden changes.
+    DemoServer(demo_server::DemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +87,10 @@ fn run(command: Command) -> anyhow::Result<i32> {
                 .build()
                 .context("could not start the async runtime")?;
             Ok(runtime.block_on(relay::run_stdio(options, Pipeline::default()))?)
+        }
+        Command::DemoServer(args) => {
+            demo_server::run(&args)?;
+            Ok(0)
         }
     }
 }
