@@ -98,7 +98,10 @@ fn run(command: Command) -> anyhow::Result<i32> {
 /// This very binary's `demo-server`, so the demo needs nothing installed.
 fn demo_command() -> anyhow::Result<Vec<String>> {
     let exe = std::env::current_exe().context("could not find the toolwarden executable")?;
-    Ok(vec![exe.to_string_lossy().into_owned(), "demo-server".to_owned()])
+    Ok(vec![
+        exe.to_string_lossy().into_owned(),
+        "demo-server".to_owned(),
+    ])
 }
 
 fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<Config> {

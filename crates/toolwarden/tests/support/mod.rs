@@ -114,8 +114,12 @@ impl Peer {
     pub fn recv_bytes(&mut self) -> Vec<u8> {
         match self.lines.recv_timeout(TIMEOUT) {
             Ok(line) => line,
-            Err(RecvTimeoutError::Timeout) => panic!("no line within {TIMEOUT:?}; stderr: {}", self.stderr_text()),
-            Err(RecvTimeoutError::Disconnected) => panic!("stdout closed; stderr: {}", self.stderr_text()),
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("no line within {TIMEOUT:?}; stderr: {}", self.stderr_text())
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                panic!("stdout closed; stderr: {}", self.stderr_text())
+            }
         }
     }
 
@@ -222,5 +226,7 @@ pub fn alive(pid: i32) -> bool {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
         return false;
     };
-    !status.lines().any(|line| line.starts_with("State:") && line.contains("Z"))
+    !status
+        .lines()
+        .any(|line| line.starts_with("State:") && line.contains("Z"))
 }
