@@ -1,4 +1,6 @@
 //! The toolwarden engine: pure functions from data to data. Nothing here knows about tokio,
 //! pipes or HTTP; the gateway moves bytes and asks this crate what to do with them.
 
+pub mod classify;
 pub mod contract;
+pub mod redact;
