@@ -4,3 +4,4 @@
 pub mod classify;
 pub mod contract;
 pub mod redact;
+pub mod truncate;
