@@ -5,3 +5,4 @@ pub mod classify;
 pub mod contract;
 pub mod redact;
 pub mod truncate;
+pub mod upstream;
