@@ -105,6 +105,22 @@ impl CallerValues {
         let Some(matcher) = &self.matcher else {
             return Cow::Owned("‹text withheld: it could not be checked for echoed values›".into());
         };
+        let Cow::Owned(mut replaced) = self.replace_once(matcher, text) else {
+            return Cow::Borrowed(text);
+        };
+        // A number glued to another value ("ab121234" for "ab12" and 1234) is inside a digit
+        // run until its neighbour is replaced; further passes catch it. References only hold
+        // digits as array indices, so two more passes settle every case worth settling.
+        for _ in 0..2 {
+            match self.replace_once(matcher, &replaced) {
+                Cow::Owned(again) => replaced = again,
+                Cow::Borrowed(_) => break,
+            }
+        }
+        Cow::Owned(replaced)
+    }
+
+    fn replace_once<'t>(&self, matcher: &AhoCorasick, text: &'t str) -> Cow<'t, str> {
         let bytes = text.as_bytes();
         let mut output = String::new();
         let mut copied_up_to = 0;
@@ -468,6 +484,13 @@ mod tests {
     fn a_number_inside_a_run_does_not_hide_a_string_starting_later() {
         let caller = values(json!({"n": 1234, "code": "2345ab"}));
         assert_eq!(caller.replace_echoes("12345ab"), "1‹code›");
+    }
+
+    #[test]
+    fn a_number_glued_to_another_value_is_caught() {
+        let caller = values(json!({"code": "ab12", "n": 1234}));
+        assert_eq!(caller.replace_echoes("x ab121234 y"), "x ‹code›‹n› y");
+        assert_eq!(caller.replace_echoes("x 1234ab12 y"), "x ‹n›‹code› y");
     }
 
     #[test]
