@@ -257,17 +257,17 @@ fn encoded_forms(text: &str, is_number: bool) -> Vec<String> {
         return forms;
     }
     let json = Value::String(text.to_owned()).to_string();
-    if let Some(escaped) = json.get(1..json.len().saturating_sub(1)) {
-        if escaped != text {
-            forms.push(escaped.to_owned());
-        }
+    if let Some(escaped) = json.get(1..json.len().saturating_sub(1))
+        && escaped != text
+    {
+        forms.push(escaped.to_owned());
     }
     // Python's json.dumps (ensure_ascii) writes every non-ASCII character as \uXXXX.
     let ascii_json = ascii_json_escape(&json);
-    if let Some(escaped) = ascii_json.get(1..ascii_json.len().saturating_sub(1)) {
-        if !forms.iter().any(|known| known == escaped) {
-            forms.push(escaped.to_owned());
-        }
+    if let Some(escaped) = ascii_json.get(1..ascii_json.len().saturating_sub(1))
+        && !forms.iter().any(|known| known == escaped)
+    {
+        forms.push(escaped.to_owned());
     }
     let percent = percent_encode(text);
     if percent != text {

@@ -154,11 +154,10 @@ pub fn reshape_error_result(call: &UpstreamCall<'_>, result: &Value) -> (Value, 
 
     if let Some(Some(Value::String(text))) =
         last_text_item.map(|index| content.get_mut(index).and_then(|item| item.get_mut("text")))
+        && let Some(hint) = &error.hint
     {
-        if let Some(hint) = &error.hint {
-            text.push_str("\nHint: ");
-            text.push_str(hint);
-        }
+        text.push_str("\nHint: ");
+        text.push_str(hint);
     }
 
     let mut reshaped = Map::new();
@@ -299,7 +298,7 @@ fn related_discovery_tools<'d>(tool: &str, discovery_tools: &'d [String]) -> Vec
         })
         .collect();
     // Stable: equally related tools keep the catalog's order.
-    ranked.sort_by(|a, b| b.0.cmp(&a.0));
+    ranked.sort_by_key(|(shared, _)| std::cmp::Reverse(*shared));
     ranked.into_iter().take(3).map(|(_, name)| name).collect()
 }
 
@@ -318,7 +317,7 @@ fn human_duration(milliseconds: u64) -> String {
         return format!("{milliseconds} ms");
     }
     let tenths = milliseconds.div_ceil(100);
-    if tenths % 10 == 0 {
+    if tenths.is_multiple_of(10) {
         format!("{} s", tenths / 10)
     } else {
         format!("{}.{} s", tenths / 10, tenths % 10)
