@@ -1,5 +1,9 @@
 //! The toolwarden engine: pure functions from data to data. Nothing here knows about tokio,
 //! pipes or HTTP; the gateway moves bytes and asks this crate what to do with them.
 
+pub mod classify;
 pub mod config;
 pub mod contract;
+pub mod redact;
+pub mod truncate;
+pub mod upstream;
