@@ -4,3 +4,4 @@
 pub mod contract;
 pub mod validate;
 pub mod suggest;
+pub mod policy;
