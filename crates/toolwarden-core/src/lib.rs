@@ -1,7 +1,9 @@
 //! The toolwarden engine: pure functions from data to data. Nothing here knows about tokio,
 //! pipes or HTTP; the gateway moves bytes and asks this crate what to do with them.
 
+pub mod call;
+pub mod catalog;
 pub mod contract;
-pub mod validate;
-pub mod suggest;
 pub mod policy;
+pub mod suggest;
+pub mod validate;

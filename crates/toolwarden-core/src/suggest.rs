@@ -27,7 +27,9 @@ pub fn nearest<'a>(
         })
         .collect();
     scored.sort_by(|(left_score, left), (right_score, right)| {
-        right_score.total_cmp(left_score).then_with(|| left.cmp(right))
+        right_score
+            .total_cmp(left_score)
+            .then_with(|| left.cmp(right))
     });
     scored.dedup_by(|(_, left), (_, right)| left == right);
     scored.into_iter().take(max).map(|(_, name)| name).collect()
@@ -51,7 +53,10 @@ fn similarity(wanted_words: &[String], wanted_flat: &str, candidate: &str) -> f6
         return 0.9;
     }
     let edits = strsim::damerau_levenshtein(wanted_flat, &candidate_flat);
-    let longest = wanted_flat.chars().count().max(candidate_flat.chars().count());
+    let longest = wanted_flat
+        .chars()
+        .count()
+        .max(candidate_flat.chars().count());
     // Short names are all a couple of edits apart; only a single slip counts there.
     if longest <= 4 {
         return if edits <= 1 { 0.85 } else { 0.0 };
@@ -97,7 +102,10 @@ const DISCOVERY_VERBS: [&str; 4] = ["list", "search", "find", "query"];
 /// `get_users`), in the order given. A server-identifier prefix (`github.list_issues`) is
 /// ignored when reading the name.
 pub fn discovery_tools<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-    names.into_iter().filter(|name| is_discovery(name)).collect()
+    names
+        .into_iter()
+        .filter(|name| is_discovery(name))
+        .collect()
 }
 
 fn is_discovery(name: &str) -> bool {

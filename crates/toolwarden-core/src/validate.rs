@@ -841,7 +841,10 @@ fn safe_pointer(location: &[Step]) -> String {
 }
 
 fn shown_key(key: &str) -> Option<String> {
-    (!looks_like_secret(key) && key.chars().count() <= MAX_KEY_CHARS).then(|| key.to_owned())
+    let fit = !looks_like_secret(key)
+        && key.chars().count() <= MAX_KEY_CHARS
+        && !key.chars().any(char::is_control);
+    fit.then(|| key.to_owned())
 }
 
 fn shown_segment(key: &str) -> String {
