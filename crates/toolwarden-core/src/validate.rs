@@ -558,7 +558,7 @@ impl<'a> Collector<'a> {
             }
             ValidationErrorKind::AnyOf { context }
             | ValidationErrorKind::OneOfNotValid { context } => {
-                self.add_composition(error, schema_path, context, &path, got, false);
+                self.add_composition(error, schema_path, context, &path, got);
             }
             ValidationErrorKind::OneOfMultipleValid { .. } => {
                 let expected = self.alternatives_words(schema_path);
@@ -611,7 +611,6 @@ impl<'a> Collector<'a> {
         context: &[Vec<ValidationError<'static>>],
         path: &str,
         got: Option<&'static str>,
-        nested: bool,
     ) {
         let alternatives = self.alternatives(schema_path);
         let sent = error.instance();
@@ -621,7 +620,7 @@ impl<'a> Collector<'a> {
             .filter(|(_, types)| types.as_ref().is_none_or(|types| admits(types, sent)))
             .map(|(index, _)| index)
             .collect();
-        if let ([only], false) = (admitting.as_slice(), nested)
+        if let [only] = admitting.as_slice()
             && let Some(errors) = context.get(*only)
             && !errors.is_empty()
         {
@@ -633,7 +632,12 @@ impl<'a> Collector<'a> {
         self.push(FieldIssue {
             path: path.to_owned(),
             problem: Problem::Composition,
-            expected: Some(words_for_alternatives(&alternatives)),
+            // When several alternatives take the sent type, type names cannot tell them apart.
+            expected: Some(if admitting.len() >= 2 {
+                alternatives_count_words(alternatives.len())
+            } else {
+                words_for_alternatives(&alternatives)
+            }),
             allowed: None,
             got,
         });
@@ -775,6 +779,10 @@ fn words_for_alternatives(alternatives: &[Option<Vec<&'static str>>]) -> String 
     names.join(" or ")
 }
 
+fn alternatives_count_words(count: usize) -> String {
+    format!("one of the {count} alternatives the schema lists")
+}
+
 fn type_kind_words(kind: &TypeKind) -> String {
     match kind {
         TypeKind::Single(single) => single.as_str().to_owned(),
@@ -889,7 +897,7 @@ const SECRET_MARKERS: &[&str] = &[
 
 /// True for keys that look like credentials rather than parameter names: known token
 /// prefixes, passwords in URLs, or long mixed-case alphanumeric runs with several digits.
-pub fn looks_like_secret(key: &str) -> bool {
+pub(crate) fn looks_like_secret(key: &str) -> bool {
     if SECRET_MARKERS.iter().any(|marker| key.contains(marker)) {
         return true;
     }
@@ -1075,6 +1083,26 @@ mod tests {
                 allowed: None,
                 got: Some("object"),
             }]
+        );
+    }
+
+    #[test]
+    fn alternatives_of_the_same_type_are_counted_not_named() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"kind": {"oneOf": [
+                {"type": "object", "properties": {"type": {"const": "user"}}, "required": ["type"]},
+                {"type": "object", "properties": {"type": {"const": "team"}}, "required": ["type"]}
+            ]}}
+        });
+        let found = issues(schema, json!({"kind": {"type": "robot"}}));
+        assert_eq!(
+            paths_and_problems(&found),
+            vec![("/kind".into(), "composition")]
+        );
+        assert_eq!(
+            found[0].expected.as_deref(),
+            Some("one of the 2 alternatives the schema lists")
         );
     }
 
@@ -1281,6 +1309,30 @@ mod tests {
             paths_and_problems(&issues(mixed, json!({"x": {"y": 1}, "n": "one"}))),
             vec![("/n".into(), "type")]
         );
+    }
+
+    #[test]
+    fn validators_can_be_shared_across_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<ArgumentValidator>();
+    }
+
+    #[test]
+    fn expectations_behind_references_come_from_the_target() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"owner": {"$ref": "#/$defs/login"}, "team": {"$ref": "#/$defs/team"}},
+            "required": ["team"],
+            "$defs": {
+                "login": {"type": ["string", "null"]},
+                "team": {"type": "object", "properties": {"slug": {"type": "string"}}}
+            }
+        });
+        let found = issues(schema, json!({"owner": 1}));
+        assert_eq!(found[0].path, "/team");
+        assert_eq!(found[0].expected.as_deref(), Some("object"));
+        assert_eq!(found[1].path, "/owner");
+        assert_eq!(found[1].expected.as_deref(), Some("string or null"));
     }
 
     #[test]
