@@ -153,7 +153,7 @@ pub fn summarise(scenarios: &[Scenario], runs: &[Run], settings: &Settings) -> S
             what: "sequential p50, warden / relay",
             figure: ratio("warden", "relay", "seq_p50_us"),
             unit: "x",
-            bound: "<= 1.2",
+            bound: "<= 1.2x",
             met: at_most(ratio("warden", "relay", "seq_p50_us"), 1.2),
             note: None,
         },
@@ -161,7 +161,7 @@ pub fn summarise(scenarios: &[Scenario], runs: &[Run], settings: &Settings) -> S
             what: "sequential p99, warden / relay",
             figure: ratio("warden", "relay", "seq_p99_us"),
             unit: "x",
-            bound: "<= 1.2",
+            bound: "<= 1.2x",
             met: at_most(ratio("warden", "relay", "seq_p99_us"), 1.2),
             note: None,
         },
@@ -169,7 +169,7 @@ pub fn summarise(scenarios: &[Scenario], runs: &[Run], settings: &Settings) -> S
             what: "calls/s at 32 in flight, warden / relay",
             figure: ratio("warden", "relay", "throughput_calls_per_s"),
             unit: "x",
-            bound: ">= 0.8",
+            bound: ">= 0.8x",
             met: ratio("warden", "relay", "throughput_calls_per_s").map(|value| value >= 0.8),
             note: None,
         },
@@ -180,7 +180,7 @@ pub fn summarise(scenarios: &[Scenario], runs: &[Run], settings: &Settings) -> S
         what: "invalid call via warden p50 / direct valid p50",
         figure: invalid_ratio,
         unit: "x",
-        bound: "< 1.0, answered by the warden",
+        bound: "< 1.0x, answered by the warden",
         met: invalid_ratio
             .map(|value| value < 1.0 && invalid_answerer.as_deref() == Some("warden")),
         note: invalid_answerer
@@ -198,7 +198,7 @@ pub fn summarise(scenarios: &[Scenario], runs: &[Run], settings: &Settings) -> S
         what: "peak RSS of toolwarden under load",
         figure: peak_mib,
         unit: "MiB",
-        bound: "<= 10",
+        bound: "<= 10 MiB",
         met: at_most(peak_mib, 10.0),
         note: None,
     });
@@ -209,7 +209,7 @@ pub fn summarise(scenarios: &[Scenario], runs: &[Run], settings: &Settings) -> S
         what: "spawn to ready, warden minus direct",
         figure: ready_extra,
         unit: "ms",
-        bound: "<= 20",
+        bound: "<= 20 ms",
         met: at_most(ready_extra, 20.0),
         note: None,
     });
@@ -218,7 +218,7 @@ pub fn summarise(scenarios: &[Scenario], runs: &[Run], settings: &Settings) -> S
         what: "tools/list processing, end to end (bytes / extra time over the relay)",
         figure: catalog_rate,
         unit: "MB/s",
-        bound: ">= 200",
+        bound: ">= 200 MB/s",
         met: catalog_rate.map(|rate| rate >= 200.0),
         note: Some("the scan alone is measured by the core micro-benchmarks".to_owned()),
     });
@@ -334,7 +334,7 @@ pub fn table(summary: &Summary) -> String {
         };
         let figure = target.figure.map_or_else(
             || "-".to_owned(),
-            |value| format!("{value:.2} {}", target.unit),
+            |value| format!("{value:.2}{}", unit_suffix(target.unit)),
         );
         let note = target
             .note
@@ -342,8 +342,8 @@ pub fn table(summary: &Summary) -> String {
             .map_or_else(String::new, |note| format!(" ({note})"));
         let _ = writeln!(
             out,
-            "  [{verdict}] {}: {figure} (target {} {}){note}",
-            target.what, target.bound, target.unit
+            "  [{verdict}] {}: {figure} (target {}){note}",
+            target.what, target.bound
         );
     }
     for note in &summary.notes {
@@ -353,6 +353,14 @@ pub fn table(summary: &Summary) -> String {
         let _ = writeln!(out, "FAILED: {failure}");
     }
     out
+}
+
+fn unit_suffix(unit: &str) -> String {
+    if unit == "x" {
+        unit.to_owned()
+    } else {
+        format!(" {unit}")
+    }
 }
 
 fn short(metric: &str) -> &str {

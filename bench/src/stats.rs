@@ -23,6 +23,9 @@ pub fn median(values: &[f64]) -> Option<f64> {
 
 /// (max - min) / median: how far repetitions of one figure disagree.
 pub fn spread(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
     let median = median(values)?;
     let max = values.iter().copied().fold(f64::MIN, f64::max);
     let min = values.iter().copied().fold(f64::MAX, f64::min);
@@ -59,5 +62,6 @@ mod tests {
     fn spread_is_relative_to_the_median() {
         assert_eq!(spread(&[90.0, 100.0, 110.0]), Some(0.2));
         assert_eq!(spread(&[0.0, 0.0]), None);
+        assert_eq!(spread(&[5.0]), None);
     }
 }
