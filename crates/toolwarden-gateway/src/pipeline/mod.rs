@@ -99,6 +99,13 @@ impl Pipeline {
         self.catalog.definitions()
     }
 
+    /// Whether the catalog lists a tool of this name (names it does not list are caller input).
+    pub fn knows_tool(&self, name: &str) -> bool {
+        self.catalog
+            .compiled()
+            .is_some_and(|catalog| catalog.get(name).is_some())
+    }
+
     pub fn check_call(&self, call: &CallInfo, client: &ClientIdentity) -> CallVerdict {
         match self.catalog.compiled() {
             Some(catalog) => validate::check(catalog, &self.config.errors, call, client),

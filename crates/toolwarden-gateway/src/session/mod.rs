@@ -177,6 +177,11 @@ impl Session {
             + self.held.len()
     }
 
+    /// True while calls wait for the catalog before they can be sent upstream.
+    pub fn holds_calls(&self) -> bool {
+        !self.held.is_empty()
+    }
+
     /// When `on_deadline` should next be called.
     pub fn next_deadline(&self) -> Option<Instant> {
         self.catalog.fetch.as_ref().map(|fetch| fetch.deadline)
@@ -833,12 +838,20 @@ impl Session {
         let line = match (&request.method, &request.call) {
             (MethodKind::ToolsCall, Some(call)) => {
                 let mut error = ToolError::new(kind, Source::Warden, text);
-                error.tool = Some(call.tool.clone());
+                // A name the catalog does not know is caller input, never repeated.
+                error.tool = self
+                    .pipeline
+                    .knows_tool(&call.tool)
+                    .then(|| call.tool.clone());
                 error.hint = Some(
                     "This is not something the arguments can fix; tell the user the tool's server stopped."
                         .to_owned(),
                 );
-                tracing::error!(tool = %call.tool, kind = %kind, "a call failed because the server stopped");
+                audit::failed_call(
+                    &error,
+                    self.client.name.as_deref(),
+                    request.started.elapsed(),
+                );
                 let result = shape_for_era(error.to_call_result(None), request.era);
                 jsonrpc::result_line(id, &result)
             }
