@@ -2,3 +2,4 @@
 //! pipes or HTTP; the gateway moves bytes and asks this crate what to do with them.
 
 pub mod contract;
+pub mod scan;

@@ -1,0 +1,117 @@
+//! Normalised text for phrase matching: invisible and control characters removed so they cannot
+//! split a phrase, every run of whitespace (any Unicode space, line breaks included) collapsed to
+//! one ASCII space, and look-alike punctuation folded to ASCII. Letter case is left alone: the
+//! matcher compares ASCII case-insensitively, and keeping case makes excerpts readable.
+
+use super::chars::{is_droppable, is_line_break};
+
+/// Reusable output of [`normalize_into`], so a scan allocates once per tool, not per string.
+#[derive(Debug, Default)]
+pub(crate) struct Normalized {
+    pub(crate) text: String,
+    /// Byte offsets in `text` where a line begins (always holds 0).
+    pub(crate) line_starts: Vec<usize>,
+}
+
+/// True when `text` is already in normal form: printable ASCII only, no doubled spaces, nothing
+/// the normaliser would rewrite. Most real descriptions that fit on one line take this path.
+pub(crate) fn is_already_normal(text: &str) -> bool {
+    let mut prev_space = true;
+    for &b in text.as_bytes() {
+        if !(0x20..0x7F).contains(&b) || b == b'\\' || b == b'`' {
+            return false;
+        }
+        let space = b == b' ';
+        if space && prev_space {
+            return false;
+        }
+        prev_space = space;
+    }
+    !text.ends_with(' ')
+}
+
+pub(crate) fn normalize_into(src: &str, out: &mut Normalized) {
+    out.text.clear();
+    out.line_starts.clear();
+    out.line_starts.push(0);
+    let mut pending_space = false;
+    let mut pending_break = false;
+    for c in src.chars() {
+        if is_line_break(c) {
+            pending_space = true;
+            pending_break = true;
+        } else if c.is_whitespace() {
+            pending_space = true;
+        } else if is_droppable(c) {
+            // Dropped without ending a word: `Ig<ZWSP>nore` must read as `Ignore`.
+        } else {
+            if pending_space && !out.text.is_empty() {
+                out.text.push(' ');
+                if pending_break {
+                    out.line_starts.push(out.text.len());
+                }
+            }
+            pending_space = false;
+            pending_break = false;
+            out.text.push(fold_punctuation(c));
+        }
+    }
+}
+
+/// Maps typographic and full-width look-alikes to the ASCII the phrase table is written in.
+fn fold_punctuation(c: char) -> char {
+    match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '`' => '\'',
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => '"',
+        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+        '\u{2024}' => '.',
+        '\\' => '/',
+        // Full-width ASCII (U+FF01..U+FF5E) sits at a fixed offset from ASCII.
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(u32::from(c) - 0xFEE0).unwrap_or(c),
+        _ => c,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(s: &str) -> Normalized {
+        let mut n = Normalized::default();
+        normalize_into(s, &mut n);
+        n
+    }
+
+    #[test]
+    fn whitespace_runs_and_line_breaks_collapse_to_one_space() {
+        let n = norm("  Ignore \u{A0}\u{3000} previous\r\n\tinstructions  ");
+        assert_eq!(n.text, "Ignore previous instructions");
+        assert_eq!(n.line_starts, vec![0, "Ignore previous ".len()]);
+    }
+
+    #[test]
+    fn invisible_characters_do_not_split_words() {
+        assert_eq!(norm("Ig\u{200B}no\u{E0041}re\u{0}").text, "Ignore");
+    }
+
+    #[test]
+    fn look_alike_punctuation_folds_to_ascii() {
+        assert_eq!(
+            norm("don\u{2019}t \u{FF49}gnore C:\\Users").text,
+            "don't ignore C:/Users"
+        );
+    }
+
+    #[test]
+    fn fast_path_only_for_text_already_normal() {
+        assert!(is_already_normal(
+            "Read a file. Only works within allowed directories."
+        ));
+        assert!(!is_already_normal("two  spaces"));
+        assert!(!is_already_normal("line\nbreak"));
+        assert!(!is_already_normal("caf\u{E9}"));
+        assert!(!is_already_normal(" leading"));
+        assert!(!is_already_normal("trailing "));
+        assert!(!is_already_normal("back\\slash"));
+    }
+}
