@@ -181,6 +181,8 @@ const MAX_DEPTH: usize = 64;
 enum TextKind {
     Description,
     Text,
+    /// The tool's own name.
+    Name,
     PropertyName,
 }
 
@@ -189,6 +191,7 @@ impl TextKind {
         match self {
             TextKind::Description => "The description",
             TextKind::Text => "The text",
+            TextKind::Name => "The tool name",
             TextKind::PropertyName => "The property name",
         }
     }
@@ -241,7 +244,7 @@ impl Scanner {
             findings: Vec::new(),
         };
         for (key, kind) in [
-            ("name", TextKind::Text),
+            ("name", TextKind::Name),
             ("title", TextKind::Text),
             ("description", TextKind::Description),
         ] {
@@ -343,47 +346,78 @@ impl Scanner {
             );
         }
 
-        let (normal, line_starts): (&str, &[usize]) = if fast {
-            (text, &[0])
+        if fast {
+            let hits = self.phrase_hits(text, &[0], pass.own_name);
+            self.push_phrase_findings(text, hits, kind, pass);
         } else {
             normalize_into(text, &mut pass.normalized);
-            (&pass.normalized.text, &pass.normalized.line_starts)
-        };
+            let normalized = std::mem::take(&mut pass.normalized);
+            let hits = self.phrase_hits(&normalized.text, &normalized.line_starts, pass.own_name);
+            self.push_phrase_findings(&normalized.text, hits, kind, pass);
+            pass.normalized = normalized;
+        }
+
+        // Identifiers glue words with `_` and `-` (`ignore_previous_instructions`); read them
+        // a second time as words. Paths such as `id_rsa` were already matched as written.
+        if matches!(kind, TextKind::Name | TextKind::PropertyName) && text.contains(['_', '-']) {
+            let spaced = text.replace(['_', '-'], " ");
+            let mut normalized = std::mem::take(&mut pass.normalized);
+            normalize_into(&spaced, &mut normalized);
+            let hits = self.phrase_hits(&normalized.text, &normalized.line_starts, pass.own_name);
+            self.push_phrase_findings(&normalized.text, hits, kind, pass);
+            pass.normalized = normalized;
+        }
+    }
+
+    /// The first hit and its label for each phrase code, indexed by `FindingCode::phrase_slot`.
+    fn phrase_hits(
+        &self,
+        normal: &str,
+        line_starts: &[usize],
+        own_name: Option<&str>,
+    ) -> [Option<(usize, &'static str)>; 3] {
         let mut first_hits: [Option<(usize, &'static str)>; 3] = [None; 3];
         self.phrases
-            .for_each_hit(normal, line_starts, pass.own_name, |hit| {
+            .for_each_hit(normal, line_starts, own_name, |hit| {
                 if let Some(slot) = hit.code.phrase_slot().and_then(|i| first_hits.get_mut(i))
                     && slot.is_none_or(|(start, _)| hit.start < start)
                 {
                     *slot = Some((hit.start, hit.label));
                 }
             });
-        if first_hits.iter().all(Option::is_none) {
-            return;
-        }
-        let found: Vec<(FindingCode, String, String)> = [
+        first_hits
+    }
+
+    fn push_phrase_findings(
+        &self,
+        normal: &str,
+        hits: [Option<(usize, &'static str)>; 3],
+        kind: TextKind,
+        pass: &mut Pass,
+    ) {
+        let codes = [
             FindingCode::PromptInjection,
             FindingCode::SensitivePath,
             FindingCode::ToolShadowing,
-        ]
-        .into_iter()
-        .zip(first_hits)
-        .filter_map(|(code, hit)| {
-            let (start, label) = hit?;
+        ];
+        for (code, hit) in codes.into_iter().zip(hits) {
+            let Some((start, label)) = hit else {
+                continue;
+            };
             let message = match code {
-                FindingCode::SensitivePath => {
-                    format!(
-                        "{} refers to a credential or configuration file ({label}).",
-                        kind.subject()
-                    )
-                }
+                FindingCode::SensitivePath => format!(
+                    "{} refers to a credential or configuration file ({label}).",
+                    kind.subject()
+                ),
                 _ => format!("{} contains {label}.", kind.subject()),
             };
-            Some((code, excerpt::excerpt(normal, start), message))
-        })
-        .collect();
-        for (code, excerpt, message) in found {
-            push_finding(pass, code, code.base_severity(), excerpt, message);
+            push_finding(
+                pass,
+                code,
+                code.base_severity(),
+                excerpt::excerpt(normal, start),
+                message,
+            );
         }
     }
 

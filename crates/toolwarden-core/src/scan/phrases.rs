@@ -102,7 +102,7 @@ pub(crate) const RULES: &[Rule] = &[
     rule(
         PI,
         "an attempt to reassign the model's role",
-        "you are now [a|an|the|in|my|acting|free|unrestricted|jailbroken|no longer|dan|operating|going to]",
+        "you are now [a|an|the|in|my|acting|free|unrestricted|jailbroken|no longer|dan|operating|going to|root|admin|administrator|authorized|authorised|allowed|permitted|required]",
     ),
     rule(
         PI,
@@ -555,8 +555,13 @@ impl PhraseMatcher {
     }
 }
 
+/// Letters and digits continue a word; `_` does not, so `read_id_rsa` still names `id_rsa`.
 fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
+    b.is_ascii_alphanumeric()
+}
+
+fn is_tool_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
 
 /// A phrase starting with a word character (or with the `.` of a dotfile) must not continue a
@@ -594,10 +599,7 @@ fn match_slot(bytes: &[u8], at: usize, tails: &[String], own_name: Option<&str>)
         pos += 1;
     }
     let name_start = pos;
-    while bytes
-        .get(pos)
-        .is_some_and(|&b| is_word_byte(b) || b == b'-' || b == b'.')
-    {
+    while bytes.get(pos).copied().is_some_and(is_tool_name_byte) {
         pos += 1;
     }
     let name = bytes.get(name_start..pos)?;
