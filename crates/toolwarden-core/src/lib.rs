@@ -2,4 +2,5 @@
 //! pipes or HTTP; the gateway moves bytes and asks this crate what to do with them.
 
 pub mod contract;
+pub mod pin;
 pub mod scan;

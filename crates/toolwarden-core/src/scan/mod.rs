@@ -486,6 +486,12 @@ impl Scanner {
     }
 }
 
+/// The first line of `text`, cut to excerpt length, hidden characters shown as `[U+200B]`:
+/// safe to write into a human-readable file or a log.
+pub(crate) fn visible_summary(text: &str) -> String {
+    excerpt::excerpt(text.lines().next().unwrap_or_default(), 0)
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
