@@ -34,28 +34,63 @@ pub(crate) fn normalize_into(src: &str, out: &mut Normalized) {
     out.text.clear();
     out.line_starts.clear();
     out.line_starts.push(0);
-    let mut pending_space = false;
-    let mut pending_break = false;
-    for c in src.chars() {
+    let mut state = Pending::default();
+    let mut rest = src;
+    while !rest.is_empty() {
+        // Copy runs of ordinary printable ASCII in one go; only the rest goes char by char.
+        let run = rest
+            .bytes()
+            .position(|b| !is_plain_ascii(b))
+            .unwrap_or(rest.len());
+        if run > 0 {
+            let (plain, tail) = rest.split_at(run);
+            state.flush(out);
+            out.text.push_str(plain);
+            rest = tail;
+            continue;
+        }
+        let mut chars = rest.chars();
+        let Some(c) = chars.next() else {
+            break;
+        };
+        rest = chars.as_str();
         if is_line_break(c) {
-            pending_space = true;
-            pending_break = true;
+            state.space = true;
+            state.line_break = true;
         } else if c.is_whitespace() {
-            pending_space = true;
+            state.space = true;
         } else if is_droppable(c) {
             // Dropped without ending a word: `Ig<ZWSP>nore` must read as `Ignore`.
         } else {
-            if pending_space && !out.text.is_empty() {
-                out.text.push(' ');
-                if pending_break {
-                    out.line_starts.push(out.text.len());
-                }
-            }
-            pending_space = false;
-            pending_break = false;
+            state.flush(out);
             out.text.push(fold_punctuation(c));
         }
     }
+}
+
+/// Whitespace seen since the last character written.
+#[derive(Default)]
+struct Pending {
+    space: bool,
+    line_break: bool,
+}
+
+impl Pending {
+    fn flush(&mut self, out: &mut Normalized) {
+        if self.space && !out.text.is_empty() {
+            out.text.push(' ');
+            if self.line_break {
+                out.line_starts.push(out.text.len());
+            }
+        }
+        self.space = false;
+        self.line_break = false;
+    }
+}
+
+/// Printable ASCII other than space and the characters [`fold_punctuation`] rewrites.
+fn is_plain_ascii(b: u8) -> bool {
+    (0x21..0x7F).contains(&b) && b != b'\\' && b != b'`'
 }
 
 /// Maps typographic and full-width look-alikes to the ASCII the phrase table is written in.

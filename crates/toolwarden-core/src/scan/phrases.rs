@@ -452,8 +452,21 @@ struct CompiledRule {
     code: FindingCode,
     label: &'static str,
     anchor: Anchor,
-    /// Literals that must follow the `{tool}` slot; empty when the rule has no slot.
-    tails: Vec<String>,
+    slot: Option<Slot>,
+}
+
+/// For a slotted rule, the more specific side of the slot goes into the automaton and the
+/// other side is checked at each hit: `the {tool} tool must send` is searched for as
+/// ` tool must send` (far rarer than `the `), then `the <name>` is checked before it.
+enum Slot {
+    /// The automaton matched the text before the slot; these must follow the tool name.
+    Tails(Vec<String>),
+    /// The automaton matched the text after the slot; one of these must precede the name.
+    Heads(Vec<String>),
+}
+
+fn shortest(literals: &[String]) -> usize {
+    literals.iter().map(String::len).min().unwrap_or(0)
 }
 
 /// A confirmed phrase hit in normalised text.
@@ -485,17 +498,24 @@ impl PhraseMatcher {
         let mut patterns = Vec::new();
         let mut compiled = Vec::with_capacity(rules.len());
         for (index, rule) in rules.iter().enumerate() {
-            let (head, tail) = match rule.template.split_once(SLOT) {
-                Some((head, tail)) => (head, Some(tail)),
-                None => (rule.template, None),
+            let (searched, slot) = match rule.template.split_once(SLOT) {
+                None => (expand(rule.template), None),
+                Some((head, tail)) => {
+                    let (heads, tails) = (expand(head), expand(tail));
+                    if shortest(&tails) > shortest(&heads) {
+                        (tails, Some(Slot::Heads(heads)))
+                    } else {
+                        (heads, Some(Slot::Tails(tails)))
+                    }
+                }
             };
             compiled.push(CompiledRule {
                 code: rule.code,
                 label: rule.label,
                 anchor: rule.anchor,
-                tails: tail.map(expand).unwrap_or_default(),
+                slot,
             });
-            for literal in expand(head) {
+            for literal in searched {
                 literals.push(literal);
                 patterns.push(Pattern { rule: index });
             }
@@ -530,20 +550,24 @@ impl PhraseMatcher {
             let Some(rule) = self.rules.get(pattern.rule) else {
                 continue;
             };
-            let (start, mut end) = (m.start(), m.end());
-            if !starts_at_boundary(bytes, start) {
+            let (mut start, mut end) = (m.start(), m.end());
+            match &rule.slot {
+                None => {}
+                Some(Slot::Tails(tails)) => match match_slot(bytes, end, tails, own_name) {
+                    Some(slot_end) => end = slot_end,
+                    None => continue,
+                },
+                Some(Slot::Heads(heads)) => {
+                    match match_slot_backward(bytes, start, heads, own_name) {
+                        Some(slot_start) => start = slot_start,
+                        None => continue,
+                    }
+                }
+            }
+            if !starts_at_boundary(bytes, start) || !ends_at_boundary(bytes, end) {
                 continue;
             }
             if rule.anchor == Anchor::LineStart && line_starts.binary_search(&start).is_err() {
-                continue;
-            }
-            if !rule.tails.is_empty() {
-                match match_slot(bytes, end, &rule.tails, own_name) {
-                    Some(slot_end) => end = slot_end,
-                    None => continue,
-                }
-            }
-            if !ends_at_boundary(bytes, end) {
                 continue;
             }
             on_hit(PhraseHit {
@@ -587,14 +611,72 @@ fn ends_at_boundary(bytes: &[u8], end: usize) -> bool {
     }
 }
 
+/// True when `name` looks like the name of some other tool rather than a word of prose.
+fn is_other_tool_name(name: &[u8], own_name: Option<&str>) -> bool {
+    (2..=128).contains(&name.len())
+        && !NOT_TOOL_NAMES
+            .iter()
+            .copied()
+            .chain(own_name)
+            .any(|w| w.as_bytes().eq_ignore_ascii_case(name))
+}
+
+fn is_quote(b: u8) -> bool {
+    matches!(b, b'\'' | b'"' | b'`')
+}
+
+/// Mirror of [`match_slot`]: matches a tool name (optionally quoted) ending at `at`, preceded
+/// by one of `heads`; returns where the longest such head starts.
+fn match_slot_backward(
+    bytes: &[u8],
+    at: usize,
+    heads: &[String],
+    own_name: Option<&str>,
+) -> Option<usize> {
+    let mut pos = at;
+    let quote = pos
+        .checked_sub(1)
+        .and_then(|i| bytes.get(i))
+        .copied()
+        .filter(|&b| is_quote(b));
+    if quote.is_some() {
+        pos -= 1;
+    }
+    let name_end = pos;
+    while let Some(prev) = pos.checked_sub(1)
+        && bytes.get(prev).copied().is_some_and(is_tool_name_byte)
+    {
+        pos = prev;
+    }
+    if !is_other_tool_name(bytes.get(pos..name_end)?, own_name) {
+        return None;
+    }
+    if let Some(q) = quote {
+        let open = pos.checked_sub(1)?;
+        if bytes.get(open) != Some(&q) {
+            return None;
+        }
+        pos = open;
+    }
+    let before = bytes.get(..pos)?;
+    heads
+        .iter()
+        .filter(|head| {
+            before
+                .len()
+                .checked_sub(head.len())
+                .and_then(|from| before.get(from..))
+                .is_some_and(|tail| tail.eq_ignore_ascii_case(head.as_bytes()))
+        })
+        .map(|head| pos - head.len())
+        .min()
+}
+
 /// Matches a tool name (optionally quoted) at `at`, then one of `tails`; returns where the tail
 /// ends.
 fn match_slot(bytes: &[u8], at: usize, tails: &[String], own_name: Option<&str>) -> Option<usize> {
     let mut pos = at;
-    let quote = bytes
-        .get(pos)
-        .copied()
-        .filter(|b| matches!(b, b'\'' | b'"' | b'`'));
+    let quote = bytes.get(pos).copied().filter(|&b| is_quote(b));
     if quote.is_some() {
         pos += 1;
     }
@@ -602,16 +684,7 @@ fn match_slot(bytes: &[u8], at: usize, tails: &[String], own_name: Option<&str>)
     while bytes.get(pos).copied().is_some_and(is_tool_name_byte) {
         pos += 1;
     }
-    let name = bytes.get(name_start..pos)?;
-    if name.len() < 2 || name.len() > 128 {
-        return None;
-    }
-    if NOT_TOOL_NAMES
-        .iter()
-        .copied()
-        .chain(own_name)
-        .any(|w| w.as_bytes().eq_ignore_ascii_case(name))
-    {
+    if !is_other_tool_name(bytes.get(name_start..pos)?, own_name) {
         return None;
     }
     if let Some(q) = quote {
