@@ -423,11 +423,10 @@ impl Scanner {
 
     fn check_characters(&self, text: &str, kind: TextKind, pass: &mut Pass) {
         // ASCII text can only hold control characters; skip the per-char pass when it has none.
-        if text.is_ascii()
-            && !text
-                .bytes()
-                .any(|b| (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t')) || b == 0x7F)
-        {
+        let needs_char_pass = text
+            .bytes()
+            .any(|b| b >= 0x7F || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t')));
+        if !needs_char_pass {
             return;
         }
         let mut controls = 0usize;
