@@ -326,7 +326,9 @@ impl Scanner {
     fn scan_into(&self, text: &str, kind: TextKind, pass: &mut Pass) {
         let fast = is_already_normal(text);
 
-        if !fast {
+        // Normalising also tells whether there is any non-ASCII or control character at all;
+        // only then is the per-character pass worth running.
+        if !fast && normalize_into(text, &mut pass.normalized) {
             self.check_characters(text, kind, pass);
         }
 
@@ -350,7 +352,6 @@ impl Scanner {
             let hits = self.phrase_hits(text, &[0], pass.own_name);
             self.push_phrase_findings(text, hits, kind, pass);
         } else {
-            normalize_into(text, &mut pass.normalized);
             let normalized = std::mem::take(&mut pass.normalized);
             let hits = self.phrase_hits(&normalized.text, &normalized.line_starts, pass.own_name);
             self.push_phrase_findings(&normalized.text, hits, kind, pass);
@@ -422,13 +423,6 @@ impl Scanner {
     }
 
     fn check_characters(&self, text: &str, kind: TextKind, pass: &mut Pass) {
-        // ASCII text can only hold control characters; skip the per-char pass when it has none.
-        let needs_char_pass = text
-            .bytes()
-            .any(|b| b >= 0x7F || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t')));
-        if !needs_char_pass {
-            return;
-        }
         let mut controls = 0usize;
         let mut first_control: Option<(usize, char)> = None;
         let mut invisibles = 0usize;

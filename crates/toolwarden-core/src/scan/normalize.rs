@@ -16,41 +16,64 @@ pub(crate) struct Normalized {
 /// True when `text` is already in normal form: printable ASCII only, no doubled spaces, nothing
 /// the normaliser would rewrite. Most real descriptions that fit on one line take this path.
 pub(crate) fn is_already_normal(text: &str) -> bool {
-    // Written as separate whole-slice passes: each one vectorises, which beats a single
-    // byte-by-byte loop that tracks the previous byte.
-    let bytes = text.as_bytes();
-    bytes
-        .iter()
-        .all(|&b| (0x20..0x7F).contains(&b) && b != b'\\' && b != b'`')
+    // Branch-free per chunk so the compiler vectorises it, with an exit per chunk so text that
+    // needs normalising (a line break early on) is rejected early.
+    text.as_bytes()
+        .chunks(64)
+        .all(|chunk| !chunk.iter().fold(false, |acc, &b| acc | !is_plain(b)))
         && !text.starts_with(' ')
         && !text.ends_with(' ')
         && !text.contains("  ")
 }
 
-pub(crate) fn normalize_into(src: &str, out: &mut Normalized) {
+/// Printable ASCII, space included, that normalisation leaves as it is.
+fn is_plain(b: u8) -> bool {
+    (0x20..0x7F).contains(&b) && b != b'\\' && b != b'`'
+}
+
+/// Writes the normal form of `src` into `out`. Returns true when `src` holds anything other
+/// than ASCII text and line whitespace (a non-ASCII or control character), i.e. when the
+/// per-character checks have something to look at.
+pub(crate) fn normalize_into(src: &str, out: &mut Normalized) -> bool {
     out.text.clear();
     out.line_starts.clear();
     out.line_starts.push(0);
     let mut state = Pending::default();
-    let mut rest = src;
-    while !rest.is_empty() {
-        // Copy runs of ordinary printable ASCII in one go; only the rest goes char by char.
-        let run = rest
-            .bytes()
-            .position(|b| !is_plain_ascii(b))
-            .unwrap_or(rest.len());
-        if run > 0 {
-            let (plain, tail) = rest.split_at(run);
-            state.flush(out);
-            out.text.push_str(plain);
-            rest = tail;
+    let mut unusual = false;
+    let bytes = src.as_bytes();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        // Runs of plain ASCII (most of any text) are copied whole.
+        let run_len = bytes.get(i..).map_or(0, plain_run_len);
+        if run_len > 1
+            && let Some(run) = src.get(i..i + run_len)
+        {
+            i += run_len;
+            copy_run(run, &mut state, out);
             continue;
         }
-        let mut chars = rest.chars();
-        let Some(c) = chars.next() else {
+        // Byte at a time for the rest of ASCII, char at a time otherwise.
+        if b.is_ascii() {
+            i += 1;
+            match b {
+                b' ' | b'\t' => state.space = true,
+                b'\n' | b'\r' | 0x0B | 0x0C => {
+                    state.space = true;
+                    state.line_break = true;
+                }
+                0x00..=0x1F | 0x7F => unusual = true,
+                _ => {
+                    state.flush(out);
+                    out.text.push(fold_punctuation(char::from(b)));
+                }
+            }
+            continue;
+        }
+        unusual = true;
+        let Some(c) = src.get(i..).and_then(|rest| rest.chars().next()) else {
             break;
         };
-        rest = chars.as_str();
+        i += c.len_utf8();
         if is_line_break(c) {
             state.space = true;
             state.line_break = true;
@@ -63,6 +86,45 @@ pub(crate) fn normalize_into(src: &str, out: &mut Normalized) {
             out.text.push(fold_punctuation(c));
         }
     }
+    unusual
+}
+
+/// Length of the plain ASCII run at the start of `rest`, stopping before a second space in a
+/// row so a run never holds a doubled space.
+fn plain_run_len(rest: &[u8]) -> usize {
+    let mut prev_space = false;
+    for (i, &b) in rest.iter().enumerate() {
+        let space = b == b' ';
+        if !is_plain(b) || (space && prev_space) {
+            return i;
+        }
+        prev_space = space;
+    }
+    rest.len()
+}
+
+/// Appends a run of plain ASCII without doubled spaces, merging its edge spaces with the
+/// whitespace around it.
+fn copy_run(run: &str, state: &mut Pending, out: &mut Normalized) {
+    let mut run = run;
+    if let Some(rest) = run.strip_prefix(' ') {
+        state.space = true;
+        run = rest;
+    }
+    let trailing_space = match run.strip_suffix(' ') {
+        Some(rest) => {
+            run = rest;
+            true
+        }
+        None => false,
+    };
+    if !run.is_empty() {
+        state.flush(out);
+        out.text.push_str(run);
+    }
+    if trailing_space {
+        state.space = true;
+    }
 }
 
 /// Whitespace seen since the last character written.
@@ -73,6 +135,7 @@ struct Pending {
 }
 
 impl Pending {
+    #[inline]
     fn flush(&mut self, out: &mut Normalized) {
         if self.space && !out.text.is_empty() {
             out.text.push(' ');
@@ -83,11 +146,6 @@ impl Pending {
         self.space = false;
         self.line_break = false;
     }
-}
-
-/// Printable ASCII other than space and the characters [`fold_punctuation`] rewrites.
-fn is_plain_ascii(b: u8) -> bool {
-    (0x21..0x7F).contains(&b) && b != b'\\' && b != b'`'
 }
 
 /// Maps typographic and full-width look-alikes to the ASCII the phrase table is written in.
@@ -132,6 +190,15 @@ mod tests {
             norm("don\u{2019}t \u{FF49}gnore C:\\Users").text,
             "don't ignore C:/Users"
         );
+    }
+
+    #[test]
+    fn runs_merge_their_edge_spaces_with_surrounding_whitespace() {
+        assert_eq!(norm("a   b  \n c \t").text, "a b c");
+        assert_eq!(norm("  x  ").text, "x");
+        assert_eq!(norm("one two\nthree four").line_starts, vec![0, 8]);
+        let long = "word  ".repeat(10_000);
+        assert_eq!(norm(&long).text.len(), "word ".len() * 10_000 - 1);
     }
 
     #[test]

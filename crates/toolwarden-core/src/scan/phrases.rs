@@ -487,6 +487,9 @@ pub(crate) struct PhraseMatcher {
     automaton: AhoCorasick,
     patterns: Vec<Pattern>,
     rules: Vec<CompiledRule>,
+    /// Texts shorter than every literal cannot match; schema keywords' values (`string`,
+    /// `object`) are that short and numerous.
+    shortest_literal: usize,
 }
 
 impl std::fmt::Debug for PhraseMatcher {
@@ -529,6 +532,7 @@ impl PhraseMatcher {
                 patterns.push(Pattern { rule: index });
             }
         }
+        let shortest_literal = literals.iter().map(String::len).min().unwrap_or(0);
         let automaton = AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
@@ -538,6 +542,7 @@ impl PhraseMatcher {
             automaton,
             patterns,
             rules: compiled,
+            shortest_literal,
         })
     }
 
@@ -551,6 +556,9 @@ impl PhraseMatcher {
         own_name: Option<&str>,
         mut on_hit: impl FnMut(PhraseHit),
     ) {
+        if text.len() < self.shortest_literal {
+            return;
+        }
         let bytes = text.as_bytes();
         for m in self.automaton.find_overlapping_iter(text) {
             let Some(pattern) = self.patterns.get(m.pattern().as_usize()) else {
