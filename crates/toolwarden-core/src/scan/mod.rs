@@ -12,6 +12,7 @@ mod excerpt;
 mod normalize;
 mod phrases;
 
+use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::sync::LazyLock;
 
@@ -237,10 +238,11 @@ impl Scanner {
         let Some(fields) = tool.as_object() else {
             return Vec::new();
         };
+        let (normalized, pointer) = take_buffers();
         let mut pass = Pass {
             own_name: fields.get("name").and_then(Value::as_str),
-            normalized: Normalized::default(),
-            pointer: String::new(),
+            normalized,
+            pointer,
             findings: Vec::new(),
         };
         for (key, kind) in [
@@ -270,19 +272,23 @@ impl Scanner {
                 self.walk_schema(schema, None, 0, &mut pass);
             }
         }
+        return_buffers(pass.normalized, pass.pointer);
         pass.findings
     }
 
     /// Scans a bare text as if it were a description found at `pointer` (so the size limit
     /// applies).
     pub fn scan_text(&self, text: &str, pointer: &str) -> Vec<Finding> {
+        let (normalized, mut scratch_pointer) = take_buffers();
+        scratch_pointer.push_str(pointer);
         let mut pass = Pass {
             own_name: None,
-            normalized: Normalized::default(),
-            pointer: pointer.to_owned(),
+            normalized,
+            pointer: scratch_pointer,
             findings: Vec::new(),
         };
         self.scan_into(text, TextKind::Description, &mut pass);
+        return_buffers(pass.normalized, pass.pointer);
         pass.findings
     }
 
@@ -484,6 +490,28 @@ impl Scanner {
                 message,
             );
         }
+    }
+}
+
+thread_local! {
+    /// Buffers kept between scans on this thread: a `tools/list` of hundreds of tools then
+    /// allocates them once instead of once per tool.
+    static SCRATCH: RefCell<Option<(Normalized, String)>> = const { RefCell::new(None) };
+}
+
+fn take_buffers() -> (Normalized, String) {
+    SCRATCH
+        .try_with(|cell| cell.borrow_mut().take())
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+fn return_buffers(normalized: Normalized, mut pointer: String) {
+    pointer.clear();
+    // Do not keep a buffer grown by one huge text alive for the life of the thread.
+    if normalized.text.capacity() <= 64 * 1024 {
+        let _ = SCRATCH.try_with(|cell| *cell.borrow_mut() = Some((normalized, pointer)));
     }
 }
 
