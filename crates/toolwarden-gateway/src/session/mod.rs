@@ -621,7 +621,9 @@ impl Session {
                 self.install_catalog(tools);
             }
         }
-        let removed = removed.filter(|removed| !removed.is_empty())?;
+        if removed.is_empty() {
+            return None;
+        }
         let mut full: Value = serde_json::from_str(result.get()).ok()?;
         if let Some(tools) = full.get_mut("tools").and_then(Value::as_array_mut) {
             let mut index = 0;
