@@ -19,6 +19,8 @@ pub struct RunOptions {
     pub large_tools: usize,
     pub fastmcp: bool,
     pub toolwarden: Option<PathBuf>,
+    /// Measure only these configurations (all when empty).
+    pub only: Vec<String>,
 }
 
 impl Default for RunOptions {
@@ -32,6 +34,7 @@ impl Default for RunOptions {
             large_tools: 500,
             fastmcp: true,
             toolwarden: None,
+            only: Vec::new(),
         }
     }
 }
@@ -74,7 +77,7 @@ pub fn run(options: &RunOptions) -> Result<bool, BenchError> {
     let plan = plan(options);
     let reps = options
         .reps
-        .unwrap_or(if options.smoke { 1 } else { 3 })
+        .unwrap_or(if options.smoke { 1 } else { 5 })
         .max(1);
     let mut notes = Vec::new();
     let fastmcp = if options.smoke {
@@ -92,7 +95,17 @@ pub fn run(options: &RunOptions) -> Result<bool, BenchError> {
             }
         }
     };
-    let scenarios = scenarios(&own, &toolwarden, options.large_tools, fastmcp);
+    let mut scenarios = scenarios(&own, &toolwarden, options.large_tools, fastmcp);
+    if !options.only.is_empty() {
+        for wanted in &options.only {
+            if !scenarios.iter().any(|scenario| scenario.name == wanted) {
+                return Err(BenchError::Usage(format!(
+                    "no configuration named `{wanted}`"
+                )));
+            }
+        }
+        scenarios.retain(|scenario| options.only.iter().any(|wanted| wanted == scenario.name));
+    }
 
     let load_before = load_average();
     let mut runs: Vec<Run> = Vec::new();

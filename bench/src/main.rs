@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! toolwarden-bench run [--smoke] [--out FILE] [--reps N] [--calls N] [--seconds S]
-//!                      [--large-tools N] [--no-fastmcp] [--toolwarden PATH]
+//!                      [--large-tools N] [--no-fastmcp] [--toolwarden PATH] [--only A,B]
 //! toolwarden-bench upstream [--tools N]
 //! toolwarden-bench relay -- CMD [ARGS...]
 //! ```
@@ -46,7 +46,7 @@ impl BenchError {
 
 const USAGE: &str = "usage:
   toolwarden-bench run [--smoke] [--out FILE] [--reps N] [--calls N] [--seconds S]
-                       [--large-tools N] [--no-fastmcp] [--toolwarden PATH]
+                       [--large-tools N] [--no-fastmcp] [--toolwarden PATH] [--only A,B]
   toolwarden-bench upstream [--tools N]
   toolwarden-bench relay -- CMD [ARGS...]";
 
@@ -121,6 +121,9 @@ fn parse_run(args: &[String]) -> Result<harness::RunOptions, BenchError> {
             "--no-fastmcp" => options.fastmcp = false,
             "--out" => options.out = Some(PathBuf::from(value()?)),
             "--toolwarden" => options.toolwarden = Some(PathBuf::from(value()?)),
+            "--only" => {
+                options.only = value()?.split(',').map(str::to_owned).collect();
+            }
             "--reps" => options.reps = Some(parse_number(flag, value()?)?),
             "--calls" => options.calls = Some(parse_number(flag, value()?)?),
             "--large-tools" => options.large_tools = parse_number(flag, value()?)?,
