@@ -60,6 +60,10 @@ pub struct Figures {
     pub seq_mean_us: f64,
     pub throughput_calls_per_s: Option<f64>,
     pub peak_rss_kib: Option<u64>,
+    /// Resident memory at the end, split into private (heap, stacks) and file-backed (the
+    /// binary's code and read-only data, shared libraries): the latter is shared and clean.
+    pub rss_anon_kib: Option<u64>,
+    pub rss_file_kib: Option<u64>,
     /// Who produced the answers to the calls: `upstream`, or `warden` when toolwarden's own
     /// error metadata says it answered.
     pub answered_by: String,
@@ -78,6 +82,8 @@ impl Figures {
             ("seq_mean_us", Some(self.seq_mean_us)),
             ("throughput_calls_per_s", self.throughput_calls_per_s),
             ("peak_rss_kib", self.peak_rss_kib.map(|kib| kib as f64)),
+            ("rss_anon_kib", self.rss_anon_kib.map(|kib| kib as f64)),
+            ("rss_file_kib", self.rss_file_kib.map(|kib| kib as f64)),
         ]
     }
 }
@@ -147,7 +153,12 @@ pub fn measure(scenario: &Scenario, plan: &Plan, log: &Path) -> Result<Figures, 
     } else {
         None
     };
-    let peak_rss_kib = peak_rss_kib(peer.pid());
+    let status = std::fs::read_to_string(format!("/proc/{}/status", peer.pid())).ok();
+    let memory = |field: &str| {
+        status
+            .as_deref()
+            .and_then(|status| status_kib(status, field))
+    };
     peer.close()?;
 
     let missing = || BenchError::Protocol("no sequential calls were measured".to_owned());
@@ -163,7 +174,9 @@ pub fn measure(scenario: &Scenario, plan: &Plan, log: &Path) -> Result<Figures, 
         seq_p99_us: percentile(&latencies, 99.0).ok_or_else(missing)?,
         seq_mean_us: mean(&latencies).ok_or_else(missing)?,
         throughput_calls_per_s: throughput,
-        peak_rss_kib,
+        peak_rss_kib: memory("VmHWM:"),
+        rss_anon_kib: memory("RssAnon:"),
+        rss_file_kib: memory("RssFile:"),
         answered_by,
     })
 }
@@ -318,12 +331,11 @@ fn who_answered(line: &[u8]) -> String {
     source.unwrap_or_else(|| "upstream".to_owned())
 }
 
-/// The high-water mark of the process's resident memory, from `/proc`.
-pub fn peak_rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+/// A `kB` figure of `/proc/<pid>/status`, e.g. `VmHWM:` (the peak resident set).
+fn status_kib(status: &str, field: &str) -> Option<u64> {
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
@@ -367,8 +379,12 @@ mod tests {
     }
 
     #[test]
-    fn reads_our_own_peak_rss() {
-        let kib = peak_rss_kib(std::process::id()).unwrap();
-        assert!(kib > 0);
+    fn reads_memory_figures_from_proc_status() {
+        let status = "Name:\tx\nVmHWM:\t   13664 kB\nRssAnon:\t    5040 kB\n";
+        assert_eq!(status_kib(status, "VmHWM:"), Some(13664));
+        assert_eq!(status_kib(status, "RssAnon:"), Some(5040));
+        assert_eq!(status_kib(status, "RssFile:"), None);
+        let own = std::fs::read_to_string("/proc/self/status").unwrap();
+        assert!(status_kib(&own, "VmHWM:").unwrap() > 0);
     }
 }

@@ -65,12 +65,13 @@ const PAIRS: [(&str, &str); 5] = [
     ("warden-large", "relay-large"),
 ];
 
-const RATIO_METRICS: [&str; 7] = [
+const RATIO_METRICS: [&str; 8] = [
     "seq_p50_us",
     "seq_p90_us",
     "seq_p99_us",
     "throughput_calls_per_s",
     "peak_rss_kib",
+    "rss_anon_kib",
     "spawn_to_ready_us",
     "list_median_us",
 ];
@@ -257,7 +258,7 @@ pub fn table(summary: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<16} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}  {}",
+        "{:<16} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9}  answered by",
         "config",
         "ready ms",
         "list us",
@@ -266,8 +267,8 @@ pub fn table(summary: &Summary) -> String {
         "p99 us",
         "calls/s",
         "RSS MiB",
+        "anon MiB",
         "p50 +/-",
-        "answered by"
     );
     for name in &summary.order {
         let Some(metrics) = summary
@@ -294,7 +295,7 @@ pub fn table(summary: &Summary) -> String {
             );
         let _ = writeln!(
             out,
-            "{:<16} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}  {}",
+            "{:<16} {:>9} {:>10} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9}  {}",
             name,
             cell("spawn_to_ready_us", 0.001, 1),
             cell("list_median_us", 1.0, 0),
@@ -303,6 +304,7 @@ pub fn table(summary: &Summary) -> String {
             cell("seq_p99_us", 1.0, 1),
             cell("throughput_calls_per_s", 1.0, 0),
             cell("peak_rss_kib", 1.0 / 1024.0, 1),
+            cell("rss_anon_kib", 1.0 / 1024.0, 1),
             noise,
             summary.answered_by.get(name).map_or("-", String::as_str),
         );
@@ -370,6 +372,7 @@ fn short(metric: &str) -> &str {
         "seq_p99_us" => "p99",
         "throughput_calls_per_s" => "calls/s",
         "peak_rss_kib" => "RSS",
+        "rss_anon_kib" => "anon RSS",
         "spawn_to_ready_us" => "ready",
         "list_median_us" => "tools/list",
         other => other,
