@@ -114,6 +114,19 @@ fn oversized_results_are_cut_keeping_head_and_tail() {
 }
 
 #[test]
+fn a_hanging_call_times_out_and_the_gateway_keeps_serving() {
+    let (mut gateway, _dir) = gateway_with("[errors]\ncall_timeout_ms = 300\n");
+    let started = std::time::Instant::now();
+    let response = gateway.call(16, "slow_task", json!({"ms": 20000}));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let meta = &result_of(&response)["_meta"]["toolwarden/error"];
+    assert_eq!(meta["kind"], "timeout", "{response}");
+    assert_eq!(meta["tool"], "slow_task");
+    let response = gateway.call(17, "echo", json!({"text": "next"}));
+    assert_eq!(result_of(&response)["content"][0]["text"], "next");
+}
+
+#[test]
 fn strip_policy_forwards_without_the_unknown_keys_and_says_so() {
     let (mut gateway, _dir) = gateway_with("[errors.tools.echo]\nunknown_arguments = \"strip\"\n");
     let response = gateway.call(
