@@ -214,3 +214,35 @@ mod tempdir {
         }
     }
 }
+
+/// A schema the gateway cannot use (a remote `$ref`, never fetched; a reference cycle) is an
+/// operator fault, logged once; calls to that tool go on unvalidated instead of being refused.
+#[test]
+fn unusable_schemas_are_logged_once_and_their_calls_forwarded() {
+    let mut gateway = Peer::gateway_demo(&[], &["--bad-schemas"]);
+    gateway.initialize("schema-faults");
+    gateway.list_tools();
+    gateway.list_tools();
+    for (id, tool) in [(1, "fetch_remote_schema"), (2, "cyclic_schema")] {
+        let response = gateway.call(id, tool, json!({"anything": 1, "goes": 2}));
+        assert_eq!(
+            result_of(&response)["content"][0]["text"],
+            "Received 2 arguments.",
+            "{response}"
+        );
+    }
+    let response = gateway.call(3, "add", json!({"a": "x", "b": 1}));
+    assert_eq!(
+        result_of(&response)["_meta"]["toolwarden/error"]["kind"],
+        "invalid_arguments"
+    );
+    gateway.close_stdin();
+    gateway.wait();
+    let logs = gateway.stderr_text();
+    let remote = logs
+        .lines()
+        .filter(|line| line.contains("fetch_remote_schema"))
+        .count();
+    assert_eq!(remote, 1, "logged once across two listings: {logs}");
+    assert!(logs.contains("ERROR"), "{logs}");
+}
