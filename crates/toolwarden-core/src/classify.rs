@@ -45,7 +45,7 @@ static PHRASES: LazyLock<Vec<(ErrorKind, Option<Regex>)>> = LazyLock::new(|| {
         (
             ErrorKind::InvalidArguments,
             phrase_regex(
-                r"invalid (?:argument|param(?:eter)?|input)s?|validation (?:error|failed)|failed validation|additional properties|is a required property|missing required (?:argument|param(?:eter)?|field|property)|extra (?:fields|inputs) (?:are )?not permitted|expected [^\n]{1,80}?,? (?:but )?(?:received|got)",
+                r"invalid (?:argument|param(?:eter)?|input)s?|validation (?:error|failed)|failed validation|additional properties|is a required property|missing required (?:argument|param(?:eter)?|field|property)|extra (?:fields|inputs) (?:are )?not permitted|expected [^\n]{1,80}?,? (?:but )?(?:received|got)|invalid type: [^\n]{1,120}?, expected|invalid value: [^\n]{1,120}?, expected|missing field",
             ),
         ),
         (
@@ -277,6 +277,21 @@ mod tests {
             ErrorKind::UpstreamUnavailable
         );
         assert_eq!(kind("502 Bad Gateway"), ErrorKind::UpstreamUnavailable);
+    }
+
+    #[test]
+    fn serde_style_messages_are_invalid_arguments() {
+        for text in [
+            "invalid type: string \"abc\", expected f64",
+            "invalid value: integer `-1`, expected u32",
+            "missing field `path`",
+        ] {
+            assert_eq!(
+                classify(Some(-32603), text).kind,
+                ErrorKind::InvalidArguments,
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -2,12 +2,26 @@
 //! policies of each part. Every key has a default that is right for most users, so an empty
 //! file (or none) is a valid configuration; an unknown key is an error, not a silent no-op.
 
+use crate::policy::ErrorPolicyConfig;
 use serde::Deserialize;
 
+/// ```toml
+/// [gateway]
+/// max_line_bytes = 16777216
+///
+/// [errors]
+/// unknown_arguments = "reject"   # or "strip", "allow"
+/// unknown_tool = "protocol_error" # or "error_result"
+/// max_result_bytes = 262144
+///
+/// [errors.tools.write_file]
+/// unknown_arguments = "strip"
+/// ```
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub gateway: GatewayConfig,
+    pub errors: ErrorPolicyConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -63,6 +77,22 @@ mod tests {
     fn an_empty_file_is_the_defaults() {
         let config = Config::parse("").unwrap();
         assert_eq!(config.gateway.max_line_bytes, 16 * 1024 * 1024);
+    }
+
+    #[test]
+    fn error_policies_are_read_globally_and_per_tool() {
+        let config = Config::parse(
+            "[errors]\nunknown_tool = \"error_result\"\n[errors.tools.write_file]\nunknown_arguments = \"strip\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.errors.resolve("write_file").unknown_arguments,
+            crate::policy::UnknownArguments::Strip
+        );
+        assert_eq!(
+            config.errors.resolve("read_file").unknown_arguments,
+            crate::policy::UnknownArguments::Reject
+        );
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub struct ErrorPolicyConfig {
     pub max_result_bytes: usize,
     pub validate_arguments: bool,
     pub validate_output: bool,
+    /// How long a call may wait for the server's answer before the gateway answers with a
+    /// `timeout` error and cancels it upstream. None: wait as long as the client does.
+    pub call_timeout_ms: Option<u64>,
     /// Per-tool overrides, by tool name.
     pub tools: BTreeMap<String, ToolOverrides>,
 }
@@ -53,6 +56,7 @@ impl Default for ErrorPolicyConfig {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             validate_arguments: true,
             validate_output: true,
+            call_timeout_ms: None,
             tools: BTreeMap::new(),
         }
     }
@@ -68,6 +72,7 @@ pub struct ToolOverrides {
     pub max_result_bytes: Option<usize>,
     pub validate_arguments: Option<bool>,
     pub validate_output: Option<bool>,
+    pub call_timeout_ms: Option<u64>,
 }
 
 /// The effective policy for one tool.
@@ -79,6 +84,7 @@ pub struct ErrorPolicy {
     pub max_result_bytes: usize,
     pub validate_arguments: bool,
     pub validate_output: bool,
+    pub call_timeout_ms: Option<u64>,
 }
 
 impl ErrorPolicyConfig {
@@ -102,6 +108,9 @@ impl ErrorPolicyConfig {
             validate_output: overrides
                 .and_then(|o| o.validate_output)
                 .unwrap_or(self.validate_output),
+            call_timeout_ms: overrides
+                .and_then(|o| o.call_timeout_ms)
+                .or(self.call_timeout_ms),
         }
     }
 }
@@ -124,6 +133,7 @@ mod tests {
                 max_result_bytes: 262_144,
                 validate_arguments: true,
                 validate_output: true,
+                call_timeout_ms: None,
             }
         );
     }

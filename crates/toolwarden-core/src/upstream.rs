@@ -272,8 +272,8 @@ fn hint(call: &UpstreamCall<'_>, classification: &Classification) -> String {
     }
 }
 
-/// At most three discovery tools, those sharing a noun with the failing tool first
-/// (`get_user` -> `list_users` before `list_repos`).
+/// At most three discovery tools: only those sharing a noun with the failing tool when there
+/// are any (`get_user` -> `list_users`, not `list_repos`), else the catalog's first ones.
 fn related_discovery_tools<'d>(tool: &str, discovery_tools: &'d [String]) -> Vec<&'d str> {
     const VERBS: &[&str] = &[
         "get", "create", "update", "delete", "set", "add", "remove", "read", "write", "fetch",
@@ -299,7 +299,13 @@ fn related_discovery_tools<'d>(tool: &str, discovery_tools: &'d [String]) -> Vec
         .collect();
     // Stable: equally related tools keep the catalog's order.
     ranked.sort_by_key(|(shared, _)| std::cmp::Reverse(*shared));
-    ranked.into_iter().take(3).map(|(_, name)| name).collect()
+    let any_related = ranked.first().is_some_and(|(shared, _)| *shared > 0);
+    ranked
+        .into_iter()
+        .filter(|(shared, _)| !any_related || *shared > 0)
+        .take(3)
+        .map(|(_, name)| name)
+        .collect()
 }
 
 fn singular(word: &str) -> &str {
@@ -365,17 +371,21 @@ mod tests {
     }
 
     #[test]
-    fn discovery_tools_sharing_a_noun_come_first() {
+    fn only_discovery_tools_sharing_a_noun_are_named_when_there_are_some() {
         let discovery: Vec<String> = ["list_repos", "search_issues", "list_users", "find_user"]
             .map(String::from)
             .to_vec();
         assert_eq!(
             related_discovery_tools("get_user", &discovery),
-            ["list_users", "find_user", "list_repos"]
+            ["list_users", "find_user"]
         );
         assert_eq!(
             related_discovery_tools("close_issue", &discovery),
-            ["search_issues", "list_repos", "list_users"]
+            ["search_issues"]
+        );
+        assert_eq!(
+            related_discovery_tools("reboot", &discovery),
+            ["list_repos", "search_issues", "list_users"]
         );
         assert!(related_discovery_tools("x", &[]).is_empty());
     }

@@ -64,12 +64,7 @@ pub async fn run_stdio(options: RelayOptions, pipeline: Pipeline) -> Result<i32,
         tokio::select! {
             frame = client_reader.next_frame(), if client_open => match frame {
                 Ok(Some(frame)) => session.on_client_frame(frame, &mut out),
-                Ok(None) | Err(_) => {
-                    client_open = false;
-                    // Dropping the sender closes the server's stdin once queued lines are out.
-                    to_server = None;
-                    escalate_after(group, options.grace);
-                }
+                Ok(None) | Err(_) => client_open = false,
             },
             frame = server_reader.next_frame() => match frame {
                 Ok(Some(frame)) => session.on_server_frame(frame, &mut out),
@@ -98,6 +93,14 @@ pub async fn run_stdio(options: RelayOptions, pipeline: Pipeline) -> Result<i32,
             }
         }
         dispatch(&mut out, &to_client, to_server.as_ref());
+        // After the client's EOF, calls it sent that still wait for the catalog are sent on
+        // first; then dropping the sender closes the server's stdin once queued lines are out.
+        if !client_open && to_server.is_some() && !session.holds_calls() {
+            to_server = None;
+            if stop_signal.is_none() {
+                escalate_after(group, options.grace);
+            }
+        }
     };
     drop(to_server);
 

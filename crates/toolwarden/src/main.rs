@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use toolwarden_core::config::Config;
-use toolwarden_gateway::pipeline::Pipeline;
+use toolwarden_gateway::pipeline::{Pipeline, PipelineConfig};
 use toolwarden_gateway::relay::{self, RelayOptions};
 use toolwarden_gateway::session::SessionConfig;
 
@@ -90,7 +90,10 @@ fn run(command: Command) -> anyhow::Result<i32> {
                 .enable_all()
                 .build()
                 .context("could not start the async runtime")?;
-            Ok(runtime.block_on(relay::run_stdio(options, Pipeline::default()))?)
+            let pipeline = Pipeline::new(PipelineConfig {
+                errors: config.errors,
+            });
+            Ok(runtime.block_on(relay::run_stdio(options, pipeline))?)
         }
         Command::DemoServer(args) => {
             demo_server::run(&args)?;

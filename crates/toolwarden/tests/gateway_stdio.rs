@@ -330,3 +330,21 @@ fn write_config(dir: &std::path::Path, text: &str) -> String {
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
 }
+
+/// A client that writes its calls and closes stdin at once (a pipe, a script) still gets the
+/// server's answers, even for calls that waited for the catalog the gateway fetched itself.
+#[test]
+fn calls_sent_just_before_eof_are_still_answered_by_the_server() {
+    let mut gateway = Peer::gateway_demo(&[], &[]);
+    gateway.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}"#);
+    gateway.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"}}}"#);
+    gateway.close_stdin();
+    assert_eq!(gateway.recv()["id"], 1);
+    let answer = gateway.recv();
+    assert_eq!(answer["id"], 2);
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "still here",
+        "{answer}"
+    );
+    assert_eq!(gateway.wait().code(), Some(0));
+}

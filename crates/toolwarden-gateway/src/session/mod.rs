@@ -10,7 +10,7 @@ use crate::envelope::{self, IdKey, Invalid, Message, Outcome};
 use crate::framing::Frame;
 use crate::identity::{self, ClientIdentity, Era, ServerIdentity};
 use crate::jsonrpc::{self, code};
-use crate::pipeline::{CallInfo, CallVerdict, Pipeline};
+use crate::pipeline::{CallInfo, CallVerdict, Pipeline, Reply, audit};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -175,6 +175,11 @@ impl Session {
             .filter(|pending| matches!(pending, Pending::Client(_)))
             .count()
             + self.held.len()
+    }
+
+    /// True while calls wait for the catalog before they can be sent upstream.
+    pub fn holds_calls(&self) -> bool {
+        !self.held.is_empty()
     }
 
     /// When `on_deadline` should next be called.
@@ -356,21 +361,10 @@ impl Session {
                     }
                     result_meta = Some(meta);
                 }
-                CallVerdict::Answer(result) => {
-                    let result = shape_for_era(result, era);
-                    self.reply(batch, jsonrpc::result_line(id.get(), &result), out);
-                    return;
-                }
-                CallVerdict::Refuse {
-                    code,
-                    message,
-                    data,
-                } => {
-                    self.reply(
-                        batch,
-                        jsonrpc::error_line(id.get(), code, &message, Some(data)),
-                        out,
-                    );
+                CallVerdict::Answer(reply, failure) => {
+                    audit::failed_call(&failure, self.client.name.as_deref(), Duration::ZERO);
+                    let line = reply_line(id.get(), reply, era);
+                    self.reply(batch, line, out);
                     return;
                 }
             }
@@ -555,32 +549,40 @@ impl Session {
         }
     }
 
-    /// Learns from a server's answer and lets the pipeline replace its result.
-    fn inspect_response(&mut self, request: &ClientRequest, outcome: Outcome<'_>) -> Option<Value> {
-        let mut replacement: Option<Value> = None;
+    /// Learns from a server's answer and lets the pipeline replace it.
+    fn inspect_response(&mut self, request: &ClientRequest, outcome: Outcome<'_>) -> Option<Reply> {
         match (request.method, outcome) {
             (MethodKind::Initialize, Outcome::Result(result)) => {
                 self.server.learn_from_initialize(result);
+                None
             }
             (MethodKind::ToolsList { .. }, Outcome::Result(result)) => {
-                replacement = self.on_client_tools_page(result);
+                self.on_client_tools_page(result).map(Reply::Result)
             }
             (MethodKind::ToolsCall, outcome) => {
-                if let Some(call) = &request.call {
-                    replacement = self.pipeline.on_call_outcome(call, outcome);
+                let call = request.call.as_ref()?;
+                let review = self.pipeline.review_outcome(call, outcome);
+                let latency = request.started.elapsed();
+                match &review.failure {
+                    Some(failure) => {
+                        audit::failed_call(failure, self.client.name.as_deref(), latency)
+                    }
+                    None => audit::succeeded_call(&call.tool, latency),
                 }
+                let mut replacement = review.replacement;
                 if let Some(meta) = &request.result_meta {
                     let base = match (replacement.take(), outcome) {
-                        (Some(result), _) => Some(result),
+                        (Some(Reply::Result(result)), _) => Some(result),
+                        (Some(error @ Reply::Error { .. }), _) => return Some(error),
                         (None, Outcome::Result(result)) => serde_json::from_str(result.get()).ok(),
                         (None, Outcome::Error(_)) => None,
                     };
-                    replacement = base.map(|result| merge_meta(result, meta));
+                    replacement = base.map(|result| Reply::Result(merge_meta(result, meta)));
                 }
+                replacement
             }
-            _ => {}
+            _ => None,
         }
-        replacement
     }
 
     /// Sends the server's answer on: its original bytes, unless replaced or renumbered.
@@ -588,7 +590,7 @@ impl Session {
         &mut self,
         line: Vec<u8>,
         request: ClientRequest,
-        replacement: Option<Value>,
+        replacement: Option<Reply>,
         out: &mut Outbox,
     ) {
         let id_text = request
@@ -597,9 +599,9 @@ impl Session {
             .map(RawValue::get)
             .map(str::to_owned);
         let line = match (replacement, id_text) {
-            (Some(result), id) => {
+            (Some(reply), id) => {
                 let id = id.unwrap_or_else(|| response_id(&line));
-                jsonrpc::result_line(&id, &result)
+                reply_line(&id, reply, request.era)
             }
             (None, Some(id)) => with_id_raw(&line, &id).unwrap_or(line),
             (None, None) => line,
@@ -836,12 +838,20 @@ impl Session {
         let line = match (&request.method, &request.call) {
             (MethodKind::ToolsCall, Some(call)) => {
                 let mut error = ToolError::new(kind, Source::Warden, text);
-                error.tool = Some(call.tool.clone());
+                // A name the catalog does not know is caller input, never repeated.
+                error.tool = self
+                    .pipeline
+                    .knows_tool(&call.tool)
+                    .then(|| call.tool.clone());
                 error.hint = Some(
                     "This is not something the arguments can fix; tell the user the tool's server stopped."
                         .to_owned(),
                 );
-                tracing::error!(tool = %call.tool, kind = %kind, "a call failed because the server stopped");
+                audit::failed_call(
+                    &error,
+                    self.client.name.as_deref(),
+                    request.started.elapsed(),
+                );
                 let result = shape_for_era(error.to_call_result(None), request.era);
                 jsonrpc::result_line(id, &result)
             }
@@ -928,6 +938,18 @@ fn parse_call(params: Option<&RawValue>, era: Era) -> Result<CallInfo, &'static 
         arguments: parsed.arguments,
         era,
     })
+}
+
+/// The response line for an answer the gateway makes.
+fn reply_line(id: &str, reply: Reply, era: Era) -> Vec<u8> {
+    match reply {
+        Reply::Result(result) => jsonrpc::result_line(id, &shape_for_era(result, era)),
+        Reply::Error {
+            code,
+            message,
+            data,
+        } => jsonrpc::error_line(id, code, &message, Some(data)),
+    }
 }
 
 /// Results the gateway makes for a modern-era request carry `resultType`, as the server's would.
