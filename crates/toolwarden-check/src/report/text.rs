@@ -138,7 +138,8 @@ fn render_details(out: &mut String, column: &ColumnReport, style: Style) {
             paint(style, GREEN, "no failures")
         );
     } else {
-        let _ = writeln!(out, "{}: {} failures", column.title, failures.len());
+        let plural = if failures.len() == 1 { "" } else { "s" };
+        let _ = writeln!(out, "{}: {} failure{plural}", column.title, failures.len());
         for failure in failures.iter().take(MAX_FAILURE_LINES) {
             let tool = failure.tool.as_deref().unwrap_or("(server)");
             let _ = writeln!(
