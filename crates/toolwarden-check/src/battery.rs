@@ -23,8 +23,11 @@ pub enum CallKind {
     MissingRequired,
     /// Valid arguments plus `wait_for_previous`.
     UnknownKey,
-    /// A parameter sent under a misspelt name, carrying the marker.
+    /// A required parameter sent under a misspelt name, carrying the marker.
     Misspelt,
+    /// An optional parameter sent under a misspelt name, carrying the marker: the schema may
+    /// allow the extra key, so this is an unknown-key call, sent only when valid calls are.
+    MisspeltOptional,
     /// Valid arguments, to see a success and its `structuredContent`.
     Valid,
 }
@@ -44,6 +47,7 @@ impl CallKind {
             CallKind::MissingRequired => "required parameters missing",
             CallKind::UnknownKey => "unknown key",
             CallKind::Misspelt => "misspelt parameter",
+            CallKind::MisspeltOptional => "misspelt optional parameter",
             CallKind::Valid => "valid call",
         }
     }
@@ -250,9 +254,11 @@ fn misspelt_call(
     marker: &str,
     valid_calls_allowed: bool,
 ) -> Option<PlannedCall> {
-    let name = match shape.required.first() {
-        Some(name) => name,
-        None if valid_calls_allowed => shape.properties.keys().next()?,
+    let (name, kind) = match shape.required.first() {
+        Some(name) => (name, CallKind::Misspelt),
+        None if valid_calls_allowed => {
+            (shape.properties.keys().next()?, CallKind::MisspeltOptional)
+        }
         None => return None,
     };
     let typo = misspell(name, &shape.properties)?;
@@ -262,7 +268,7 @@ fn misspelt_call(
         object.insert(typo.clone(), Value::String(marker.to_owned()));
     }
     Some(PlannedCall {
-        kind: CallKind::Misspelt,
+        kind,
         arguments,
         parameters: vec![name.clone()],
         typo: Some(typo),
@@ -540,6 +546,21 @@ mod tests {
             .unwrap();
         assert_eq!(misspelt.typo.as_deref(), Some("txet"));
         assert_eq!(misspelt.arguments, json!({"txet": MARKER}));
+    }
+
+    #[test]
+    fn a_misspelt_optional_parameter_is_an_unknown_key_call() {
+        let tool = json!({"name": "wait", "inputSchema": {"type": "object",
+            "properties": {"ms": {"type": "integer"}}}, "annotations": {"readOnlyHint": true}});
+        let plan = plan(&tool, MARKER, false);
+        let misspelt = plan.calls.iter().find(|c| c.typo.is_some()).unwrap();
+        assert_eq!(misspelt.kind, CallKind::MisspeltOptional);
+        assert!(!misspelt.kind.is_invalid_input());
+        assert_eq!(misspelt.arguments, json!({"mss": MARKER}));
+        let mut not_read_only = tool.clone();
+        not_read_only["annotations"] = json!({});
+        let plan = super::plan(&not_read_only, MARKER, false);
+        assert!(plan.calls.iter().all(|c| c.typo.is_none()));
     }
 
     #[test]

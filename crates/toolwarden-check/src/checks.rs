@@ -189,7 +189,7 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         id: UNKNOWN_KEY_REJECTED,
-        rule: "Valid arguments plus the unknown key `wait_for_previous` are rejected or the key is reported, never silently ignored.",
+        rule: "Valid arguments plus an unknown key (`wait_for_previous`, or a misspelt optional parameter) are rejected or the key is reported, never silently ignored.",
         scope: Scope::Tool,
     },
     Check {
@@ -329,7 +329,12 @@ fn grade_tool(check: &str, tool: &ToolObservation, marker: &str) -> Graded {
         }),
         MARKER_NOT_ECHOED => over_calls(
             tool,
-            |kind| matches!(kind, CallKind::WrongType | CallKind::Misspelt),
+            |kind| {
+                matches!(
+                    kind,
+                    CallKind::WrongType | CallKind::Misspelt | CallKind::MisspeltOptional
+                )
+            },
             |call| match &call.answer {
                 Answer::Failed { reason } => fail(reason.clone()),
                 answer => match echoed_at(answer, marker) {
@@ -340,16 +345,19 @@ fn grade_tool(check: &str, tool: &ToolObservation, marker: &str) -> Graded {
         ),
         UNKNOWN_KEY_REJECTED => over_calls(
             tool,
-            |kind| kind == CallKind::UnknownKey,
+            |kind| matches!(kind, CallKind::UnknownKey | CallKind::MisspeltOptional),
             |call| match &call.answer {
                 Answer::Failed { reason } => fail(reason.clone()),
                 Answer::ProtocolError { .. } => pass("rejected with a protocol error"),
                 answer if answer.is_error_result() => pass("rejected"),
                 Answer::Result { result, .. } => {
-                    if result.to_string().contains(UNKNOWN_KEY) {
+                    let key = call.call.typo.as_deref().unwrap_or(UNKNOWN_KEY);
+                    if content_text(result).contains(key) {
                         pass("reported in a success")
                     } else {
-                        fail("silently ignored: the call succeeded without a word about it")
+                        fail(format!(
+                            "`{key}` silently ignored: the call succeeded without a word about it"
+                        ))
                     }
                 }
             },

@@ -226,7 +226,19 @@ impl Probe {
                 stderr_tail: self.evidence().stderr_tail.into_iter().collect(),
             });
         }
-        write_line(&self.stdin, message).map_err(ProbeError::Write)
+        match write_line(&self.stdin, message) {
+            Ok(()) => Ok(()),
+            // A server that died before reading is a server that exited, not a local I/O fault.
+            Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                // Give the stderr reader a moment to collect the last words.
+                std::thread::sleep(Duration::from_millis(50));
+                Err(ProbeError::Exited {
+                    stderr_tail: self.evidence().stderr_tail.into_iter().collect(),
+                })
+            }
+            Err(error) => Err(ProbeError::Write(error)),
+        }
     }
 
     /// A copy of what the server did besides answering, so far.
