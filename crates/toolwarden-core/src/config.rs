@@ -3,7 +3,9 @@
 //! file (or none) is a valid configuration; an unknown key is an error, not a silent no-op.
 
 use crate::policy::ErrorPolicyConfig;
+use crate::scan::ScanConfig;
 use serde::Deserialize;
+use std::path::PathBuf;
 
 /// ```toml
 /// [gateway]
@@ -16,12 +18,28 @@ use serde::Deserialize;
 ///
 /// [errors.tools.write_file]
 /// unknown_arguments = "strip"
+///
+/// [scan]
+/// mode = "warn"                   # or "strict" (withhold poisoned tools), "off"
+///
+/// [pin]
+/// lockfile = "toolwarden.lock"
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub gateway: GatewayConfig,
     pub errors: ErrorPolicyConfig,
+    pub scan: ScanConfig,
+    pub pin: PinConfig,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PinConfig {
+    /// A lockfile written by `toolwarden pin`: tools whose definitions differ from it are
+    /// reported, and withheld in strict scan mode. Relative to the config file's directory.
+    pub lockfile: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

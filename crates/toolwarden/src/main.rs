@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use toolwarden_core::config::Config;
+use toolwarden_core::pin::Lockfile;
 use toolwarden_gateway::pipeline::{Pipeline, PipelineConfig};
 use toolwarden_gateway::relay::{self, RelayOptions};
 use toolwarden_gateway::session::SessionConfig;
@@ -73,7 +74,15 @@ fn run(command: Command) -> anyhow::Result<i32> {
             demo,
             server,
         } => {
+            let config_dir = config
+                .as_deref()
+                .and_then(std::path::Path::parent)
+                .map(std::path::Path::to_path_buf);
             let config = load_config(config.as_deref())?;
+            let lockfile = match &config.pin.lockfile {
+                Some(path) => Some(load_lockfile(&config_dir.unwrap_or_default().join(path))?),
+                None => None,
+            };
             let command = if demo { demo_command()? } else { server };
             let options = RelayOptions {
                 command,
@@ -92,6 +101,8 @@ fn run(command: Command) -> anyhow::Result<i32> {
                 .context("could not start the async runtime")?;
             let pipeline = Pipeline::new(PipelineConfig {
                 errors: config.errors,
+                scan: config.scan,
+                lockfile,
             });
             Ok(runtime.block_on(relay::run_stdio(options, pipeline))?)
         }
@@ -110,6 +121,12 @@ fn demo_command() -> anyhow::Result<Vec<String>> {
         exe.to_string_lossy().into_owned(),
         "demo-server".to_owned(),
     ])
+}
+
+fn load_lockfile(path: &std::path::Path) -> anyhow::Result<Lockfile> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("could not read the lockfile {}", path.display()))?;
+    Lockfile::parse(&text).with_context(|| format!("invalid lockfile {}", path.display()))
 }
 
 fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<Config> {

@@ -56,6 +56,15 @@ pub struct ScanConfig {
     pub mode: ScanMode,
     pub max_description_bytes: usize,
     pub allow: Vec<AllowRule>,
+    /// Per-tool modes (`[scan.tools.NAME] mode = "off"`), by tool name.
+    pub tools: std::collections::BTreeMap<String, ToolScanConfig>,
+}
+
+/// What one tool may change of the scan policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolScanConfig {
+    pub mode: Option<ScanMode>,
 }
 
 impl Default for ScanConfig {
@@ -64,6 +73,7 @@ impl Default for ScanConfig {
             mode: ScanMode::default(),
             max_description_bytes: ScanOptions::default().max_description_bytes,
             allow: Vec::new(),
+            tools: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -77,6 +87,14 @@ impl ScanConfig {
     }
 
     /// True when the user has accepted this finding for this tool.
+    /// The mode for one tool: its own when it has one, the global one otherwise.
+    pub fn mode_for(&self, tool: &str) -> ScanMode {
+        self.tools
+            .get(tool)
+            .and_then(|tool| tool.mode)
+            .unwrap_or(self.mode)
+    }
+
     pub fn allows(&self, tool: &str, finding: &Finding) -> bool {
         self.allow.iter().any(|rule| rule.matches(tool, finding))
     }

@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use config::{AllowRule, ScanConfig, ScanMode};
+pub use config::{AllowRule, ScanConfig, ScanMode, ToolScanConfig};
 
 use chars::CharClass;
 use normalize::{Normalized, is_already_normal, normalize_into};

@@ -2,7 +2,8 @@
 //! a message meets them. The session routes; the stages decide. A stage that has nothing to
 //! say returns `None`, and the session then forwards the original bytes.
 //!
-//! - `tools/list` results: [`catalog`] (compile the tool catalog once per version).
+//! - `tools/list` results: [`scan`] (descriptions and pins, per page), then [`catalog`]
+//!   (compile the tool catalog once per version).
 //! - `tools/call` requests: [`validate`] (answer bad calls here; the server never sees them).
 //! - `tools/call` answers: [`shape`] (upstream failures into the error contract, redacted),
 //!   then [`output`] (structuredContent against outputSchema), then [`limit`] (size).
@@ -12,6 +13,7 @@ pub mod audit;
 pub mod catalog;
 pub mod limit;
 pub mod output;
+pub mod scan;
 pub mod shape;
 pub mod validate;
 
@@ -19,7 +21,9 @@ use crate::envelope::Outcome;
 use crate::identity::{ClientIdentity, Era};
 use serde_json::Value;
 use toolwarden_core::contract::ToolError;
+use toolwarden_core::pin::Lockfile;
 use toolwarden_core::policy::ErrorPolicyConfig;
+use toolwarden_core::scan::ScanConfig;
 
 /// A `tools/call` as the pipeline sees it.
 #[derive(Debug, Clone)]
@@ -63,10 +67,13 @@ pub struct Review {
 #[derive(Debug, Clone, Default)]
 pub struct PipelineConfig {
     pub errors: ErrorPolicyConfig,
+    pub scan: ScanConfig,
+    pub lockfile: Option<Lockfile>,
 }
 
 pub struct Pipeline {
-    config: PipelineConfig,
+    errors: ErrorPolicyConfig,
+    scan: scan::ScanStage,
     catalog: catalog::CatalogStage,
 }
 
@@ -79,7 +86,8 @@ impl Default for Pipeline {
 impl Pipeline {
     pub fn new(config: PipelineConfig) -> Pipeline {
         Pipeline {
-            config,
+            errors: config.errors,
+            scan: scan::ScanStage::new(config.scan, config.lockfile),
             catalog: catalog::CatalogStage::default(),
         }
     }
@@ -87,16 +95,35 @@ impl Pipeline {
     /// Whether calls should wait for the tool catalog when none is known yet: only when there
     /// is something to check them against.
     pub fn needs_catalog(&self) -> bool {
-        self.config.errors.validate_arguments || !self.config.errors.tools.is_empty()
+        self.errors.validate_arguments || !self.errors.tools.is_empty()
     }
 
     pub fn install_catalog(&mut self, tools: Vec<Value>) {
+        self.scan.review_catalog(&tools);
         self.catalog.install(tools);
     }
 
     /// The tool definitions of the last complete catalog.
     pub fn catalog(&self) -> &[Value] {
         self.catalog.definitions()
+    }
+
+    /// How long a call to `tool` may wait for the server, when the policy bounds it.
+    pub fn call_timeout(&self, tool: &str) -> Option<std::time::Duration> {
+        self.errors
+            .resolve(tool)
+            .call_timeout_ms
+            .map(std::time::Duration::from_millis)
+    }
+
+    /// Whether any call can time out: when none can, no deadline is ever looked for.
+    pub fn has_call_timeouts(&self) -> bool {
+        self.errors.call_timeout_ms.is_some()
+            || self
+                .errors
+                .tools
+                .values()
+                .any(|tool| tool.call_timeout_ms.is_some())
     }
 
     /// Whether the catalog lists a tool of this name (names it does not list are caller input).
@@ -107,8 +134,11 @@ impl Pipeline {
     }
 
     pub fn check_call(&self, call: &CallInfo, client: &ClientIdentity) -> CallVerdict {
+        if let Some(refusal) = self.scan.refusal(&call.tool) {
+            return CallVerdict::Answer(Reply::Result(refusal.to_call_result(None)), refusal);
+        }
         match self.catalog.compiled() {
-            Some(catalog) => validate::check(catalog, &self.config.errors, call, client),
+            Some(catalog) => validate::check(catalog, &self.errors, call, client),
             // Without a catalog nothing can be checked; the call goes on as it came.
             None => CallVerdict::Forward,
         }
@@ -116,7 +146,7 @@ impl Pipeline {
 
     /// Looks at the server's answer to a call.
     pub fn review_outcome(&self, call: &CallInfo, outcome: Outcome<'_>) -> Review {
-        let policy = self.config.errors.resolve(&call.tool);
+        let policy = self.errors.resolve(&call.tool);
         let discovery = self
             .catalog
             .compiled()
@@ -137,8 +167,8 @@ impl Pipeline {
         review
     }
 
-    /// Indexes of tools to drop from a `tools/list` page.
-    pub fn on_tools_page(&self, _tools: &[Value]) -> Option<Vec<usize>> {
-        None
+    /// Indexes of tools to withhold from a `tools/list` page the client will see.
+    pub fn on_tools_page(&mut self, tools: &[Value]) -> Vec<usize> {
+        self.scan.review_page(tools)
     }
 }
