@@ -100,6 +100,34 @@ fn the_demo_is_graded_directly_and_through_the_warden() {
 }
 
 #[test]
+fn in_strict_scan_mode_the_warden_column_is_clean() {
+    let config = std::env::temp_dir().join(format!(
+        "toolwarden-check-strict-{}.toml",
+        std::process::id()
+    ));
+    std::fs::write(&config, "[scan]\nmode = \"strict\"\n").unwrap();
+    let (report, status) = json_report(&[
+        "--demo",
+        "--config",
+        config.to_str().unwrap(),
+        "--min-score",
+        "100",
+    ]);
+    let _ = std::fs::remove_file(&config);
+    assert_eq!(status, 0, "{report:#}");
+    let warden = column(&report, "warden");
+    assert!(
+        !warden["tools_listed"]
+            .as_array()
+            .unwrap()
+            .contains(&"send_note".into())
+    );
+    assert_eq!(warden["score"]["failed"], 0, "{warden:#}");
+    let notes = warden["notes"].to_string();
+    assert!(notes.contains("send_note"), "{notes}");
+}
+
+#[test]
 fn calls_that_could_change_the_world_are_only_sent_when_allowed() {
     let (report, _) = json_report(&["--demo", "--columns", "direct", "--tools", "set_config"]);
     let direct = column(&report, "direct");
