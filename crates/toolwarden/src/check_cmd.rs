@@ -38,6 +38,11 @@ pub enum Columns {
 /// it does not, 2 when a column could not run at all (the server did not start, initialise or
 /// list its tools).
 #[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 when the score meets --min-score (and --min-score-direct when given), \
+1 when it does not, 2 when a column could not run at all.\n\
+Only calls that must fail validation are sent to tools without readOnlyHint: true, unless --allow-valid-calls."
+)]
 pub struct CheckArgs {
     /// Grade the built-in demo server (with its poisoned tool) instead of a server command.
     #[arg(long, conflicts_with = "server")]
