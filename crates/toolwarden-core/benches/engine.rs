@@ -76,18 +76,14 @@ mod validate {
     fn valid_call(bencher: Bencher) {
         let validator = ArgumentValidator::compile(&write_file_schema()).unwrap();
         let arguments = valid_arguments();
-        bencher.bench_local(|| {
-            validator.check(black_box(&arguments), UnknownArguments::Reject)
-        });
+        bencher.bench_local(|| validator.check(black_box(&arguments), UnknownArguments::Reject));
     }
 
     #[divan::bench]
     fn invalid_call(bencher: Bencher) {
         let validator = ArgumentValidator::compile(&write_file_schema()).unwrap();
         let arguments = invalid_arguments();
-        bencher.bench_local(|| {
-            validator.check(black_box(&arguments), UnknownArguments::Reject)
-        });
+        bencher.bench_local(|| validator.check(black_box(&arguments), UnknownArguments::Reject));
     }
 
     #[divan::bench]

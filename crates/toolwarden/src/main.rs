@@ -1,5 +1,6 @@
 //! `toolwarden`: keeps MCP tool calls honest.
 
+mod check_cmd;
 mod demo_server;
 mod logging;
 
@@ -49,6 +50,9 @@ enum Command {
     /// A built-in MCP server (stdio) whose tools fail the way real servers do, to see and test
     /// what toolwarden changes.
     DemoServer(demo_server::DemoArgs),
+    /// Grade a server's error hygiene with a battery of bad calls, directly and through
+    /// toolwarden, side by side.
+    Check(check_cmd::CheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -106,6 +110,7 @@ fn run(command: Command) -> anyhow::Result<i32> {
             demo_server::run(&args)?;
             Ok(0)
         }
+        Command::Check(args) => check_cmd::run(args),
     }
 }
 

@@ -114,6 +114,19 @@ fn oversized_results_are_cut_keeping_head_and_tail() {
 }
 
 #[test]
+fn a_hanging_call_times_out_and_the_gateway_keeps_serving() {
+    let (mut gateway, _dir) = gateway_with("[errors]\ncall_timeout_ms = 300\n");
+    let started = std::time::Instant::now();
+    let response = gateway.call(16, "slow_task", json!({"ms": 20000}));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let meta = &result_of(&response)["_meta"]["toolwarden/error"];
+    assert_eq!(meta["kind"], "timeout", "{response}");
+    assert_eq!(meta["tool"], "slow_task");
+    let response = gateway.call(17, "echo", json!({"text": "next"}));
+    assert_eq!(result_of(&response)["content"][0]["text"], "next");
+}
+
+#[test]
 fn strip_policy_forwards_without_the_unknown_keys_and_says_so() {
     let (mut gateway, _dir) = gateway_with("[errors.tools.echo]\nunknown_arguments = \"strip\"\n");
     let response = gateway.call(
@@ -200,4 +213,36 @@ mod tempdir {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }
+}
+
+/// A schema the gateway cannot use (a remote `$ref`, never fetched; a reference cycle) is an
+/// operator fault, logged once; calls to that tool go on unvalidated instead of being refused.
+#[test]
+fn unusable_schemas_are_logged_once_and_their_calls_forwarded() {
+    let mut gateway = Peer::gateway_demo(&[], &["--bad-schemas"]);
+    gateway.initialize("schema-faults");
+    gateway.list_tools();
+    gateway.list_tools();
+    for (id, tool) in [(1, "fetch_remote_schema"), (2, "cyclic_schema")] {
+        let response = gateway.call(id, tool, json!({"anything": 1, "goes": 2}));
+        assert_eq!(
+            result_of(&response)["content"][0]["text"],
+            "Received 2 arguments.",
+            "{response}"
+        );
+    }
+    let response = gateway.call(3, "add", json!({"a": "x", "b": 1}));
+    assert_eq!(
+        result_of(&response)["_meta"]["toolwarden/error"]["kind"],
+        "invalid_arguments"
+    );
+    gateway.close_stdin();
+    gateway.wait();
+    let logs = gateway.stderr_text();
+    let remote = logs
+        .lines()
+        .filter(|line| line.contains("fetch_remote_schema"))
+        .count();
+    assert_eq!(remote, 1, "logged once across two listings: {logs}");
+    assert!(logs.contains("ERROR"), "{logs}");
 }

@@ -108,6 +108,24 @@ impl Pipeline {
         self.catalog.definitions()
     }
 
+    /// How long a call to `tool` may wait for the server, when the policy bounds it.
+    pub fn call_timeout(&self, tool: &str) -> Option<std::time::Duration> {
+        self.errors
+            .resolve(tool)
+            .call_timeout_ms
+            .map(std::time::Duration::from_millis)
+    }
+
+    /// Whether any call can time out: when none can, no deadline is ever looked for.
+    pub fn has_call_timeouts(&self) -> bool {
+        self.errors.call_timeout_ms.is_some()
+            || self
+                .errors
+                .tools
+                .values()
+                .any(|tool| tool.call_timeout_ms.is_some())
+    }
+
     /// Whether the catalog lists a tool of this name (names it does not list are caller input).
     pub fn knows_tool(&self, name: &str) -> bool {
         self.catalog

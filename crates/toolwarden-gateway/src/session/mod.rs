@@ -62,6 +62,8 @@ struct ClientRequest {
     call: Option<CallInfo>,
     /// Added to the `_meta` of the call's result (e.g. which arguments were stripped).
     result_meta: Option<Value>,
+    /// When the gateway stops waiting for the server's answer.
+    deadline: Option<Instant>,
 }
 
 enum Pending {
@@ -70,6 +72,8 @@ enum Pending {
     CatalogPage {
         abandoned: bool,
     },
+    /// A call answered with a timeout: a late answer from the server is dropped.
+    TimedOut,
 }
 
 struct Batch {
@@ -184,7 +188,15 @@ impl Session {
 
     /// When `on_deadline` should next be called.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.catalog.fetch.as_ref().map(|fetch| fetch.deadline)
+        let fetch = self.catalog.fetch.as_ref().map(|fetch| fetch.deadline);
+        if !self.pipeline.has_call_timeouts() {
+            return fetch;
+        }
+        let calls = self.pending.values().filter_map(|pending| match pending {
+            Pending::Client(request) => request.deadline,
+            _ => None,
+        });
+        fetch.into_iter().chain(calls).min()
     }
 
     // ----- client -> server -----
@@ -386,6 +398,10 @@ impl Session {
         if let Some(batch) = batch.and_then(|batch| self.batches.get_mut(&batch)) {
             batch.outstanding += 1;
         }
+        let deadline = call
+            .as_ref()
+            .and_then(|call| self.pipeline.call_timeout(&call.tool))
+            .map(|timeout| Instant::now() + timeout);
         self.pending.insert(
             key,
             Pending::Client(Box::new(ClientRequest {
@@ -396,6 +412,7 @@ impl Session {
                 started: Instant::now(),
                 call,
                 result_meta,
+                deadline,
             })),
         );
         if let MethodKind::ToolsList { first_page: true } = method {
@@ -477,6 +494,7 @@ impl Session {
                             self.catalog_fetch_failed(out);
                             None
                         }
+                        Pending::TimedOut => None,
                     }
                 });
                 tracing::error!(
@@ -532,6 +550,9 @@ impl Session {
                     }
                     Some(Pending::CatalogPage { abandoned }) => {
                         self.on_catalog_page(outcome, abandoned, out);
+                    }
+                    Some(Pending::TimedOut) => {
+                        tracing::debug!("dropped the late answer to a call that timed out");
                     }
                     // A late answer to a cancelled request, or one the client made up: the
                     // client decides what it means.
@@ -749,7 +770,7 @@ impl Session {
         }
     }
 
-    /// Gives up on a catalog fetch past its deadline.
+    /// Gives up on a catalog fetch, and on calls, past their deadlines.
     pub fn on_deadline(&mut self, now: Instant, out: &mut Outbox) {
         if self
             .catalog
@@ -761,6 +782,51 @@ impl Session {
                 "the server did not answer toolwarden's own tools/list in time; calls go on unchecked"
             );
             self.catalog_fetch_failed(out);
+        }
+        if self.pipeline.has_call_timeouts() {
+            self.expire_calls(now, out);
+        }
+    }
+
+    /// Answers calls the server took too long with: a `timeout` error result for the client,
+    /// `notifications/cancelled` for the server, and a tombstone that drops its late answer.
+    fn expire_calls(&mut self, now: Instant, out: &mut Outbox) {
+        let expired: Vec<IdKey> = self
+            .pending
+            .iter()
+            .filter_map(|(key, pending)| match pending {
+                Pending::Client(request) if request.deadline.is_some_and(|at| at <= now) => {
+                    Some(key.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        for key in expired {
+            let Some(Pending::Client(request)) =
+                self.pending.insert(key.clone(), Pending::TimedOut)
+            else {
+                continue;
+            };
+            let upstream_id = key.to_json().into_owned();
+            let cancel = serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {
+                    "requestId": serde_json::from_str::<Value>(&upstream_id).unwrap_or(Value::Null),
+                    "reason": "toolwarden: the call timed out",
+                },
+            });
+            out.to_server
+                .push(serde_json::to_vec(&cancel).unwrap_or_default());
+            let text = format!(
+                "The server did not answer within {} ms; toolwarden cancelled the call.",
+                request.started.elapsed().as_millis()
+            );
+            let id = request
+                .original_id
+                .as_deref()
+                .map_or(upstream_id, |id| id.get().to_owned());
+            self.answer_failed_with_id(&id, *request, ErrorKind::Timeout, &text, out);
         }
     }
 
@@ -807,6 +873,7 @@ impl Session {
                     started: Instant::now(),
                     call: parse_call(params, era).ok(),
                     result_meta: None,
+                    deadline: None,
                 };
                 let id = id.get().to_owned();
                 self.answer_failed_with_id(
@@ -846,8 +913,18 @@ impl Session {
                     .knows_tool(&call.tool)
                     .then(|| call.tool.clone());
                 error.hint = Some(
-                    "This is not something the arguments can fix; tell the user the tool's server stopped."
-                        .to_owned(),
+                    match kind {
+                        ErrorKind::Timeout => {
+                            "Try again later or ask for less; tell the user if it keeps timing out."
+                        }
+                        ErrorKind::UpstreamError => {
+                            "The answer was too large to pass on: ask for less, or tell the user."
+                        }
+                        _ => {
+                            "This is not something the arguments can fix; tell the user the tool's server stopped."
+                        }
+                    }
+                    .to_owned(),
                 );
                 audit::failed_call(
                     &error,

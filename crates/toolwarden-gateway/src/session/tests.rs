@@ -426,3 +426,50 @@ fn junk_from_the_server_is_dropped() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_call_past_its_timeout_is_answered_cancelled_upstream_and_its_late_answer_dropped() {
+    let errors: toolwarden_core::policy::ErrorPolicyConfig =
+        toml::from_str("call_timeout_ms = 50").unwrap();
+    let pipeline = Pipeline::new(crate::pipeline::PipelineConfig {
+        errors,
+        ..Default::default()
+    });
+    let mut session = Session::new(SessionConfig::default(), pipeline);
+    client(
+        &mut session,
+        r#"{"jsonrpc":"2.0","id":100,"method":"tools/list"}"#,
+    );
+    server(
+        &mut session,
+        r#"{"jsonrpc":"2.0","id":100,"result":{"tools":[{"name":"slow","inputSchema":{"type":"object"}}]}}"#,
+    );
+    assert!(session.next_deadline().is_none());
+    client(
+        &mut session,
+        r#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"slow"}}"#,
+    );
+    let deadline = session.next_deadline().expect("a deadline for the call");
+    let mut out = Outbox::default();
+    session.on_deadline(deadline, &mut out);
+    let answer = &json_lines(&out.to_client)[0];
+    assert_eq!(answer["id"], "c1");
+    assert_eq!(
+        answer["result"]["_meta"]["toolwarden/error"]["kind"],
+        "timeout"
+    );
+    assert_eq!(
+        answer["result"]["_meta"]["toolwarden/error"]["retryable"],
+        true
+    );
+    assert_eq!(
+        json_lines(&out.to_server)[0],
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1","reason":"toolwarden: the call timed out"}})
+    );
+    assert!(session.next_deadline().is_none());
+    let late = server(
+        &mut session,
+        r#"{"jsonrpc":"2.0","id":"c1","result":{"content":[]}}"#,
+    );
+    assert!(late.to_client.is_empty(), "exactly one answer per request");
+}

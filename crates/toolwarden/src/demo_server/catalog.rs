@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 pub struct CatalogOptions {
     pub poisoned: bool,
     pub crash_tool: bool,
+    pub bad_schemas: bool,
     /// Set once the catalog has grown at run time (`--list-changed-after`).
     pub extra_tool: bool,
 }
@@ -193,6 +194,21 @@ pub fn tools(options: CatalogOptions) -> Vec<Value> {
             "annotations": {"destructiveHint": true}
         }));
     }
+    if options.bad_schemas {
+        tools.push(json!({
+            "name": "fetch_remote_schema",
+            "description": "Counts its arguments. Its input schema lives at a remote URL.",
+            "inputSchema": {"$ref": "https://schemas.example.invalid/fetch.json"}
+        }));
+        tools.push(json!({
+            "name": "cyclic_schema",
+            "description": "Counts its arguments. Its input schema is a reference cycle.",
+            "inputSchema": {
+                "$ref": "#/$defs/a",
+                "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}
+            }
+        }));
+    }
     if options.extra_tool {
         tools.push(json!({
             "name": "extra_tool",
@@ -302,9 +318,16 @@ mod tests {
         let all = tool_names(CatalogOptions {
             poisoned: true,
             crash_tool: true,
+            bad_schemas: true,
             extra_tool: true,
         });
-        for name in ["send_note", "crash", "extra_tool"] {
+        for name in [
+            "send_note",
+            "crash",
+            "extra_tool",
+            "fetch_remote_schema",
+            "cyclic_schema",
+        ] {
             assert!(all.iter().any(|tool| tool == name), "{name} missing");
         }
     }
@@ -314,6 +337,7 @@ mod tests {
         for tool in tools(CatalogOptions {
             poisoned: true,
             crash_tool: true,
+            bad_schemas: false,
             extra_tool: true,
         }) {
             assert!(tool["description"].as_str().is_some_and(|d| !d.is_empty()));

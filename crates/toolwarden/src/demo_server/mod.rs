@@ -41,6 +41,10 @@ pub struct DemoArgs {
     /// Also offer `crash`, which makes the server exit with status 3 without answering.
     #[arg(long)]
     pub crash_tool: bool,
+    /// Also offer tools whose input schemas a gateway cannot use: one `$ref`s a remote URL,
+    /// one is a reference cycle.
+    #[arg(long)]
+    pub bad_schemas: bool,
     /// After this many tool calls, add `extra_tool` and send `notifications/tools/list_changed`.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub list_changed_after: Option<u64>,

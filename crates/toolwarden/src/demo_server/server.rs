@@ -106,6 +106,7 @@ impl Server {
         CatalogOptions {
             poisoned: self.settings.poisoned,
             crash_tool: self.settings.crash_tool,
+            bad_schemas: self.settings.bad_schemas,
             extra_tool: self.catalog_grown.load(Ordering::SeqCst),
         }
     }
@@ -588,6 +589,7 @@ mod tests {
             roots_timeout_ms: 2000,
             poisoned: false,
             crash_tool: false,
+            bad_schemas: false,
             list_changed_after: None,
         }
     }

@@ -47,6 +47,9 @@ pub fn call_plain(name: &str, args: &Map<String, Value>, large_bytes: usize) -> 
             true,
         ),
         "send_note" => text_result("Note saved.", false),
+        "fetch_remote_schema" | "cyclic_schema" => {
+            text_result(format!("Received {} arguments.", args.len()), false)
+        }
         "extra_tool" => text_result("The extra tool is here since the catalog changed.", false),
         _ => return None,
     };
