@@ -218,13 +218,13 @@ mod redact {
 mod truncate {
     use super::*;
 
+    /// The cut copies only the head and tail it keeps, so the time does not grow with the
+    /// input: no bytes counter, which would report an absurd rate.
     #[divan::bench(args = [64 * 1024, 4 * 1024 * 1024])]
     fn truncate_middle_to_16k(bencher: Bencher, bytes: usize) {
         let line = "row 0042: ok, 3 items, checksum 9f8e7d\n";
         let mut text = line.repeat(bytes / line.len() + 1);
         text.push_str("Hint: narrow the query.");
-        bencher
-            .counter(BytesCount::of_str(&text))
-            .bench_local(|| truncate_middle(black_box(&text), 16 * 1024));
+        bencher.bench_local(|| truncate_middle(black_box(&text), 16 * 1024));
     }
 }
