@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use toolwarden_core::config::Config;
 use toolwarden_core::pin::Lockfile;
+use toolwarden_core::scan::ScanMode;
 use toolwarden_gateway::pipeline::{Pipeline, PipelineConfig};
 use toolwarden_gateway::relay::{self, RelayOptions};
 use toolwarden_gateway::session::SessionConfig;
@@ -40,6 +41,9 @@ enum Command {
         /// A TOML configuration file.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Override the config's `[scan] mode` for tool descriptions.
+        #[arg(long, value_enum)]
+        scan_mode: Option<ScanModeArg>,
         /// Run in front of the built-in demo server instead of a server command.
         #[arg(long, conflicts_with = "server")]
         demo: bool,
@@ -71,6 +75,7 @@ fn run(command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Run {
             config,
+            scan_mode,
             demo,
             server,
         } => {
@@ -78,7 +83,10 @@ fn run(command: Command) -> anyhow::Result<i32> {
                 .as_deref()
                 .and_then(std::path::Path::parent)
                 .map(std::path::Path::to_path_buf);
-            let config = load_config(config.as_deref())?;
+            let mut config = load_config(config.as_deref())?;
+            if let Some(mode) = scan_mode {
+                config.scan.mode = mode.into();
+            }
             let lockfile = match &config.pin.lockfile {
                 Some(path) => Some(load_lockfile(&config_dir.unwrap_or_default().join(path))?),
                 None => None,
@@ -111,6 +119,34 @@ fn run(command: Command) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Check(args) => check_cmd::run(args),
+    }
+}
+
+/// `[scan] mode` on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScanModeArg {
+    Warn,
+    Strict,
+    Off,
+}
+
+impl ScanModeArg {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScanModeArg::Warn => "warn",
+            ScanModeArg::Strict => "strict",
+            ScanModeArg::Off => "off",
+        }
+    }
+}
+
+impl From<ScanModeArg> for ScanMode {
+    fn from(mode: ScanModeArg) -> ScanMode {
+        match mode {
+            ScanModeArg::Warn => ScanMode::Warn,
+            ScanModeArg::Strict => ScanMode::Strict,
+            ScanModeArg::Off => ScanMode::Off,
+        }
     }
 }
 
