@@ -3,6 +3,8 @@
 mod check_cmd;
 mod demo_server;
 mod logging;
+mod pin_cmd;
+mod scan_cmd;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -51,6 +53,11 @@ enum Command {
         #[arg(last = true, required_unless_present = "demo")]
         server: Vec<String>,
     },
+    /// Scan tool definitions for hidden characters and injected instructions: of a server,
+    /// a saved tools/list response, or every server in a client's configuration file.
+    Scan(scan_cmd::ScanArgs),
+    /// Pin a server's tool definitions in a lockfile (or verify them against one).
+    Pin(pin_cmd::PinArgs),
     /// A built-in MCP server (stdio) whose tools fail the way real servers do, to see and test
     /// what toolwarden changes.
     DemoServer(demo_server::DemoArgs),
@@ -114,6 +121,11 @@ fn run(command: Command) -> anyhow::Result<i32> {
             });
             Ok(runtime.block_on(relay::run_stdio(options, pipeline))?)
         }
+        Command::Scan(args) => {
+            let config = load_config(args.config.as_deref())?;
+            scan_cmd::run(args, config.scan)
+        }
+        Command::Pin(args) => pin_cmd::run(args),
         Command::DemoServer(args) => {
             demo_server::run(&args)?;
             Ok(0)
