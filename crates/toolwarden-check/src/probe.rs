@@ -96,9 +96,26 @@ impl Probe {
     /// Starts `command` in its own process group (servers started through `npx` or `uvx` have
     /// grandchildren, and all of them must go at the end).
     pub fn start(command: &[String], timeout: Duration) -> Result<Probe, ProbeError> {
+        Probe::start_in(command, &[], None, timeout)
+    }
+
+    /// As [`Probe::start`], with extra environment variables and a working directory, as a
+    /// client's configuration file may give them.
+    pub fn start_in(
+        command: &[String],
+        env: &[(String, String)],
+        cwd: Option<&std::path::Path>,
+        timeout: Duration,
+    ) -> Result<Probe, ProbeError> {
         let (program, args) = command.split_first().ok_or(ProbeError::EmptyCommand)?;
-        let mut child = Command::new(program)
+        let mut builder = Command::new(program);
+        builder
             .args(args)
+            .envs(env.iter().map(|(name, value)| (name, value)));
+        if let Some(cwd) = cwd {
+            builder.current_dir(cwd);
+        }
+        let mut child = builder
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

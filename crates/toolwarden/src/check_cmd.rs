@@ -45,8 +45,13 @@ Only calls that must fail validation are sent to tools without readOnlyHint: tru
 )]
 pub struct CheckArgs {
     /// Grade the built-in demo server (with its poisoned tool) instead of a server command.
+    /// Its toolwarden column runs in strict scan mode unless --config or --scan-mode says
+    /// otherwise, so the poisoned tool is withheld there.
     #[arg(long, conflicts_with = "server")]
     pub demo: bool,
+    /// Scan mode of the toolwarden column (as `toolwarden run --scan-mode`), over the config's.
+    #[arg(long, value_enum)]
+    pub scan_mode: Option<crate::ScanModeArg>,
     /// Configuration file for the toolwarden column (as `toolwarden run --config`).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -99,6 +104,15 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             .with_context(|| format!("could not read the config file {}", config.display()))?;
         warden.push("--config".into());
         warden.push(config.to_string_lossy().into_owned());
+    }
+    let scan_mode = match (args.scan_mode, args.demo && args.config.is_none()) {
+        (Some(mode), _) => Some(mode),
+        (None, true) => Some(crate::ScanModeArg::Strict),
+        (None, false) => None,
+    };
+    if let Some(mode) = scan_mode {
+        warden.push("--scan-mode".into());
+        warden.push(mode.as_str().into());
     }
     warden.push("--".into());
     warden.extend(server.iter().cloned());

@@ -3,6 +3,8 @@
 mod check_cmd;
 mod demo_server;
 mod logging;
+mod pin_cmd;
+mod scan_cmd;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -11,6 +13,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use toolwarden_core::config::Config;
 use toolwarden_core::pin::Lockfile;
+use toolwarden_core::scan::ScanMode;
 use toolwarden_gateway::pipeline::{Pipeline, PipelineConfig};
 use toolwarden_gateway::relay::{self, RelayOptions};
 use toolwarden_gateway::session::SessionConfig;
@@ -40,6 +43,9 @@ enum Command {
         /// A TOML configuration file.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Override the config's `[scan] mode` for tool descriptions.
+        #[arg(long, value_enum)]
+        scan_mode: Option<ScanModeArg>,
         /// Run in front of the built-in demo server instead of a server command.
         #[arg(long, conflicts_with = "server")]
         demo: bool,
@@ -47,6 +53,11 @@ enum Command {
         #[arg(last = true, required_unless_present = "demo")]
         server: Vec<String>,
     },
+    /// Scan tool definitions for hidden characters and injected instructions: of a server,
+    /// a saved tools/list response, or every server in a client's configuration file.
+    Scan(scan_cmd::ScanArgs),
+    /// Pin a server's tool definitions in a lockfile (or verify them against one).
+    Pin(pin_cmd::PinArgs),
     /// A built-in MCP server (stdio) whose tools fail the way real servers do, to see and test
     /// what toolwarden changes.
     DemoServer(demo_server::DemoArgs),
@@ -71,6 +82,7 @@ fn run(command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Run {
             config,
+            scan_mode,
             demo,
             server,
         } => {
@@ -78,7 +90,10 @@ fn run(command: Command) -> anyhow::Result<i32> {
                 .as_deref()
                 .and_then(std::path::Path::parent)
                 .map(std::path::Path::to_path_buf);
-            let config = load_config(config.as_deref())?;
+            let mut config = load_config(config.as_deref())?;
+            if let Some(mode) = scan_mode {
+                config.scan.mode = mode.into();
+            }
             let lockfile = match &config.pin.lockfile {
                 Some(path) => Some(load_lockfile(&config_dir.unwrap_or_default().join(path))?),
                 None => None,
@@ -106,11 +121,44 @@ fn run(command: Command) -> anyhow::Result<i32> {
             });
             Ok(runtime.block_on(relay::run_stdio(options, pipeline))?)
         }
+        Command::Scan(args) => {
+            let config = load_config(args.config.as_deref())?;
+            scan_cmd::run(args, config.scan)
+        }
+        Command::Pin(args) => pin_cmd::run(args),
         Command::DemoServer(args) => {
             demo_server::run(&args)?;
             Ok(0)
         }
         Command::Check(args) => check_cmd::run(args),
+    }
+}
+
+/// `[scan] mode` on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScanModeArg {
+    Warn,
+    Strict,
+    Off,
+}
+
+impl ScanModeArg {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScanModeArg::Warn => "warn",
+            ScanModeArg::Strict => "strict",
+            ScanModeArg::Off => "off",
+        }
+    }
+}
+
+impl From<ScanModeArg> for ScanMode {
+    fn from(mode: ScanModeArg) -> ScanMode {
+        match mode {
+            ScanModeArg::Warn => ScanMode::Warn,
+            ScanModeArg::Strict => ScanMode::Strict,
+            ScanModeArg::Off => ScanMode::Off,
+        }
     }
 }
 

@@ -83,20 +83,38 @@ fn the_demo_is_graded_directly_and_through_the_warden() {
         "pass"
     );
 
-    // Through the warden, the only failure left is the poisoned description, which the
-    // default (warn) scan mode passes on; strict mode removes the tool instead.
-    for failure in warden["results"].as_array().unwrap() {
-        if failure["verdict"] == "fail" {
-            assert_eq!(failure["check"], "descriptions-are-clean", "{failure:#}");
-            assert_eq!(failure["tool"], "send_note", "{failure:#}");
-        }
-    }
+    // `--demo` runs its warden column in strict scan mode: the poisoned tool is withheld, and
+    // nothing fails through the warden.
+    assert_eq!(warden["score"]["failed"], 0, "{warden:#}");
+    assert!(
+        !warden["tools_listed"]
+            .as_array()
+            .unwrap()
+            .contains(&"send_note".into())
+    );
     let direct_percent = direct["score"]["percent"].as_f64().unwrap();
     let warden_percent = warden["score"]["percent"].as_f64().unwrap();
     assert!(
         warden_percent > direct_percent + 20.0,
         "{direct_percent} vs {warden_percent}"
     );
+}
+
+#[test]
+fn in_warn_scan_mode_the_poisoned_tool_is_the_only_warden_failure() {
+    let (report, _) = json_report(&["--demo", "--scan-mode", "warn"]);
+    let warden = column(&report, "warden");
+    let failures: Vec<&Value> = warden["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|result| result["verdict"] == "fail")
+        .collect();
+    assert!(!failures.is_empty(), "{warden:#}");
+    for failure in failures {
+        assert_eq!(failure["check"], "descriptions-are-clean", "{failure:#}");
+        assert_eq!(failure["tool"], "send_note", "{failure:#}");
+    }
 }
 
 #[test]

@@ -67,19 +67,20 @@ pub enum ClientConfigError {
 pub fn parse(path: &Path, text: &str) -> Result<ClientConfig, ClientConfigError> {
     let value: Value = serde_json::from_str(strip_jsonc(text).as_str())
         .map_err(|error| ClientConfigError::NotJson(error.to_string()))?;
-    let (format, servers) = if let Some(servers) = value.get("mcpServers").and_then(Value::as_object) {
-        (format_from_name(path), servers)
-    } else if let Some(servers) = value.get("servers").and_then(Value::as_object) {
-        (ClientFormat::VsCode, servers)
-    } else if let Some(servers) = value
-        .get("mcp")
-        .and_then(|mcp| mcp.get("servers"))
-        .and_then(Value::as_object)
-    {
-        (ClientFormat::VsCode, servers)
-    } else {
-        return Err(ClientConfigError::NoServers);
-    };
+    let (format, servers) =
+        if let Some(servers) = value.get("mcpServers").and_then(Value::as_object) {
+            (format_from_name(path), servers)
+        } else if let Some(servers) = value.get("servers").and_then(Value::as_object) {
+            (ClientFormat::VsCode, servers)
+        } else if let Some(servers) = value
+            .get("mcp")
+            .and_then(|mcp| mcp.get("servers"))
+            .and_then(Value::as_object)
+        {
+            (ClientFormat::VsCode, servers)
+        } else {
+            return Err(ClientConfigError::NoServers);
+        };
     let base = path.parent().unwrap_or(Path::new("."));
     Ok(ClientConfig {
         format,
@@ -94,7 +95,10 @@ pub fn parse(path: &Path, text: &str) -> Result<ClientConfig, ClientConfigError>
 }
 
 fn format_from_name(path: &Path) -> ClientFormat {
-    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    let name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("");
     let in_dir = |dir: &str| {
         path.parent()
             .and_then(Path::file_name)
@@ -318,8 +322,17 @@ mod tests {
         assert_eq!(config.format, ClientFormat::VsCode);
         let by_name = |name: &str| config.servers.iter().find(|s| s.name == name).unwrap();
         assert_eq!(stdio(by_name("time")).0, "python3");
-        assert!(by_name("github").transport.as_ref().unwrap_err().contains("${input:"));
-        assert!(matches!(by_name("web").transport, Ok(Transport::Remote { .. })));
+        assert!(
+            by_name("github")
+                .transport
+                .as_ref()
+                .unwrap_err()
+                .contains("${input:")
+        );
+        assert!(matches!(
+            by_name("web").transport,
+            Ok(Transport::Remote { .. })
+        ));
     }
 
     #[test]
@@ -331,7 +344,9 @@ mod tests {
         .unwrap();
         assert_eq!(config.format, ClientFormat::GeminiCli);
         let time = config.servers.iter().find(|s| s.name == "time").unwrap();
-        assert!(matches!(&time.transport, Ok(Transport::Stdio { cwd: Some(cwd), .. }) if cwd.ends_with("work")));
+        assert!(
+            matches!(&time.transport, Ok(Transport::Stdio { cwd: Some(cwd), .. }) if cwd.ends_with("work"))
+        );
     }
 
     #[test]
@@ -341,9 +356,20 @@ mod tests {
             r#"{"mcpServers": {"a": {"args": ["x"]}, "b": 7, "c": {"command": "ok", "args": "oops"}}}"#,
         )
         .unwrap();
-        assert!(config.servers.iter().all(|server| server.transport.is_err()));
-        assert!(matches!(parse(Path::new("x.json"), "{}"), Err(ClientConfigError::NoServers)));
-        assert!(matches!(parse(Path::new("x.json"), "{"), Err(ClientConfigError::NotJson(_))));
+        assert!(
+            config
+                .servers
+                .iter()
+                .all(|server| server.transport.is_err())
+        );
+        assert!(matches!(
+            parse(Path::new("x.json"), "{}"),
+            Err(ClientConfigError::NoServers)
+        ));
+        assert!(matches!(
+            parse(Path::new("x.json"), "{"),
+            Err(ClientConfigError::NotJson(_))
+        ));
     }
 
     #[test]
@@ -353,6 +379,9 @@ mod tests {
             r#"{"mcpServers": {"u": {"command": "run", "args": ["http://a/b", "/* no */", "a,]"]}}}"#,
         )
         .unwrap();
-        assert_eq!(stdio(&config.servers[0]).1, ["http://a/b", "/* no */", "a,]"]);
+        assert_eq!(
+            stdio(&config.servers[0]).1,
+            ["http://a/b", "/* no */", "a,]"]
+        );
     }
 }
