@@ -84,13 +84,14 @@ pub fn split_batch(line: &[u8]) -> Result<Vec<&RawValue>, Invalid> {
 pub fn parse(line: &[u8]) -> Result<Message<'_>, Invalid> {
     // serde_json skips the bytes of fields it ignores without checking them, so invalid UTF-8
     // there would pass; a peer must never receive a line that is not UTF-8.
-    if std::str::from_utf8(line).is_err() {
+    let Ok(text) = std::str::from_utf8(line) else {
         return Err(Invalid::Parse {
             id: salvage_id(line),
             reason: "the line is not valid UTF-8".to_owned(),
         });
-    }
-    let envelope: RawEnvelope<'_> = match serde_json::from_slice(line) {
+    };
+    // From the checked `&str`: serde_json then need not validate each string again.
+    let envelope: RawEnvelope<'_> = match serde_json::from_str(text) {
         Ok(envelope) => envelope,
         Err(error) => return Err(classify_failure(line, &error)),
     };

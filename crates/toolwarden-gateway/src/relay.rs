@@ -32,7 +32,12 @@ type Line = Vec<u8>;
 
 /// Runs the gateway until the client leaves or the server dies. Returns the process exit code:
 /// 0 after an orderly end started by the client, the server's own status when it ended first.
-pub async fn run_stdio(options: RelayOptions, pipeline: Pipeline) -> Result<i32, RelayError> {
+/// The pipeline is built by `make_pipeline` after the server has been spawned, so that its
+/// set-up overlaps the server's own start.
+pub async fn run_stdio(
+    options: RelayOptions,
+    make_pipeline: impl FnOnce() -> Pipeline,
+) -> Result<i32, RelayError> {
     let server = ServerProcess::spawn(&options.command)?;
     tracing::debug!(pid = server.pid(), command = ?options.command, "server started");
     let ServerProcess {
@@ -42,7 +47,7 @@ pub async fn run_stdio(options: RelayOptions, pipeline: Pipeline) -> Result<i32,
         group,
     } = server;
     let max_line = options.session.max_line_bytes;
-    let mut session = Session::new(options.session.clone(), pipeline);
+    let mut session = Session::new(options.session.clone(), make_pipeline());
 
     let (to_client, client_writer) = spawn_writer(stdio::stdout());
     let (to_server, server_writer) = spawn_writer(server_stdin);
@@ -51,9 +56,10 @@ pub async fn run_stdio(options: RelayOptions, pipeline: Pipeline) -> Result<i32,
     let mut client_reader = LineReader::new(stdio::stdin(), max_line);
     let mut server_reader = LineReader::new(&mut server_stdout, max_line);
     let mut client_open = true;
-    let mut terminate = signal(SignalKind::terminate()).map_err(RelayError::Signals)?;
-    let mut interrupt = signal(SignalKind::interrupt()).map_err(RelayError::Signals)?;
-    let mut hangup = signal(SignalKind::hangup()).map_err(RelayError::Signals)?;
+    // One long-lived future for all stop signals: making a `recv()` future per signal on
+    // every turn of the loop is measurable on the hot path.
+    let stop = stop_signals()?;
+    tokio::pin!(stop);
     let mut stop_signal: Option<i32> = None;
     let mut out = Outbox::default();
 
@@ -62,31 +68,19 @@ pub async fn run_stdio(options: RelayOptions, pipeline: Pipeline) -> Result<i32,
     let server_ended_first = loop {
         let deadline = session.next_deadline();
         tokio::select! {
-            frame = client_reader.next_frame(), if client_open => match frame {
-                Ok(Some(frame)) => session.on_client_frame(frame, &mut out),
-                Ok(None) | Err(_) => client_open = false,
-            },
             frame = server_reader.next_frame() => match frame {
                 Ok(Some(frame)) => session.on_server_frame(frame, &mut out),
                 Ok(None) | Err(_) => break client_open,
             },
+            frame = client_reader.next_frame(), if client_open => match frame {
+                Ok(Some(frame)) => session.on_client_frame(frame, &mut out),
+                Ok(None) | Err(_) => client_open = false,
+            },
             () = sleep_until(deadline), if deadline.is_some() => {
                 session.on_deadline(Instant::now(), &mut out);
             }
-            _ = terminate.recv(), if stop_signal.is_none() => {
-                stop_signal = Some(libc::SIGTERM);
-                client_open = false;
-                to_server = None;
-                child::signal_group(group, libc::SIGTERM);
-            }
-            _ = interrupt.recv(), if stop_signal.is_none() => {
-                stop_signal = Some(libc::SIGINT);
-                client_open = false;
-                to_server = None;
-                child::signal_group(group, libc::SIGTERM);
-            }
-            _ = hangup.recv(), if stop_signal.is_none() => {
-                stop_signal = Some(libc::SIGHUP);
+            signal = &mut stop, if stop_signal.is_none() => {
+                stop_signal = Some(signal);
                 client_open = false;
                 to_server = None;
                 child::signal_group(group, libc::SIGTERM);
@@ -160,6 +154,20 @@ fn dispatch(
             }
         }
     }
+}
+
+/// Resolves with the number of the first of SIGTERM, SIGINT or SIGHUP to arrive.
+fn stop_signals() -> Result<impl std::future::Future<Output = i32>, RelayError> {
+    let mut terminate = signal(SignalKind::terminate()).map_err(RelayError::Signals)?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(RelayError::Signals)?;
+    let mut hangup = signal(SignalKind::hangup()).map_err(RelayError::Signals)?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => libc::SIGTERM,
+            _ = interrupt.recv() => libc::SIGINT,
+            _ = hangup.recv() => libc::SIGHUP,
+        }
+    })
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

@@ -114,11 +114,13 @@ fn run(command: Command) -> anyhow::Result<i32> {
                 .enable_all()
                 .build()
                 .context("could not start the async runtime")?;
-            let pipeline = Pipeline::new(PipelineConfig {
-                errors: config.errors,
-                scan: config.scan,
-                lockfile,
-            });
+            let pipeline = move || {
+                Pipeline::new(PipelineConfig {
+                    errors: config.errors,
+                    scan: config.scan,
+                    lockfile,
+                })
+            };
             Ok(runtime.block_on(relay::run_stdio(options, pipeline))?)
         }
         Command::Scan(args) => {

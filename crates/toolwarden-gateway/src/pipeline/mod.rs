@@ -99,6 +99,11 @@ impl Pipeline {
     }
 
     pub fn install_catalog(&mut self, tools: Vec<Value>) {
+        // Clients list tools again and again; an unchanged catalog is neither rescanned nor
+        // recompiled.
+        if self.catalog.compiled().is_some() && self.catalog.definitions() == tools.as_slice() {
+            return;
+        }
         self.scan.review_catalog(&tools);
         self.catalog.install(tools);
     }

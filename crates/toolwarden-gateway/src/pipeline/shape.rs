@@ -67,10 +67,42 @@ pub fn review(
     }
 }
 
-/// Cheap for successes: most results never mention `isError`, and those that do are parsed
-/// only for that one field.
+/// Cheap for successes: SDKs write `"isError": false` on every result, so the result is only
+/// parsed when some `"isError"` key is followed by `true` (a quote inside a JSON string is
+/// escaped, so the key's exact bytes cannot appear in a string value).
 fn is_error_result(result: &RawValue) -> bool {
-    memchr::memmem::find(result.get().as_bytes(), b"\"isError\"").is_some()
+    let bytes = result.get().as_bytes();
+    let key = b"\"isError\"";
+    let flagged = memchr::memmem::find_iter(bytes, key).any(|at| {
+        bytes[at + key.len()..]
+            .iter()
+            .copied()
+            .find(|byte| !byte.is_ascii_whitespace() && *byte != b':')
+            == Some(b't')
+    });
+    flagged
         && serde_json::from_str::<ErrorFlag>(result.get())
             .is_ok_and(|flag| flag.is_error == Some(true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> &RawValue {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn only_a_top_level_true_flag_is_an_error() {
+        assert!(is_error_result(raw(r#"{"content":[],"isError" : true}"#)));
+        assert!(!is_error_result(raw(r#"{"content":[],"isError":false}"#)));
+        assert!(!is_error_result(raw(r#"{"content":[]}"#)));
+        assert!(!is_error_result(raw(
+            r#"{"structuredContent":{"isError":true},"isError":false}"#
+        )));
+        assert!(!is_error_result(raw(
+            r#"{"content":[{"type":"text","text":"\"isError\": true"}]}"#
+        )));
+    }
 }

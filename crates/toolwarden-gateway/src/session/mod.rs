@@ -11,10 +11,11 @@ use crate::framing::Frame;
 use crate::identity::{self, ClientIdentity, Era, ServerIdentity};
 use crate::jsonrpc::{self, code};
 use crate::pipeline::{CallInfo, CallVerdict, Pipeline, Reply, audit};
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use toolwarden_core::contract::{ErrorKind, Source, ToolError};
 
@@ -109,8 +110,10 @@ pub struct Session {
     config: SessionConfig,
     pub client: ClientIdentity,
     pub server: ServerIdentity,
-    pending: HashMap<IdKey, Pending>,
-    batches: HashMap<u64, Batch>,
+    // FxHash: ids are chosen by the peers, but a collision costs a little time, never
+    // correctness, and SipHash showed in profiles of the hot path.
+    pending: FxHashMap<IdKey, Pending>,
+    batches: FxHashMap<u64, Batch>,
     next_batch: u64,
     next_own_id: u64,
     held: VecDeque<HeldCall>,
@@ -149,8 +152,8 @@ impl Session {
             config,
             client: ClientIdentity::default(),
             server: ServerIdentity::default(),
-            pending: HashMap::new(),
-            batches: HashMap::new(),
+            pending: FxHashMap::default(),
+            batches: FxHashMap::default(),
             next_batch: 0,
             next_own_id: 0,
             held: VecDeque::new(),
@@ -636,7 +639,7 @@ impl Session {
         let page: ToolsPage = serde_json::from_str(result.get()).ok()?;
         let removed = self.pipeline.on_tools_page(&page.tools);
         if let Some(gathering) = self.catalog.gathering.as_mut() {
-            gathering.extend(page.tools.iter().cloned());
+            gathering.extend(page.tools);
             if page.next_cursor.is_none() {
                 let tools = self.catalog.gathering.take().unwrap_or_default();
                 self.install_catalog(tools);
