@@ -1,6 +1,8 @@
 //! The stdio relay: the client on our stdin/stdout, the server as a child process. One task
-//! reads both sides and drives the session; one writer task per destination, so that a peer
-//! slow to read never stops us reading the other peer (the classic proxy deadlock).
+//! reads both sides, drives the session and writes both sides. Writes go through a buffer per
+//! destination that is drained as the pipe accepts bytes, so a peer slow to read never stops
+//! us reading the other peer (the classic proxy deadlock), and a burst of messages costs one
+//! write system call, with no channel or second task per message.
 
 use crate::child::{self, ServerProcess, SpawnError};
 use crate::framing::LineReader;
@@ -8,9 +10,8 @@ use crate::pipeline::Pipeline;
 use crate::session::{Outbox, Session, SessionConfig};
 use crate::stdio;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
 
 #[derive(Debug, Clone)]
 pub struct RelayOptions {
@@ -27,8 +28,6 @@ pub enum RelayError {
     #[error("could not set up signal handling: {0}")]
     Signals(std::io::Error),
 }
-
-type Line = Vec<u8>;
 
 /// Runs the gateway until the client leaves or the server dies. Returns the process exit code:
 /// 0 after an orderly end started by the client, the server's own status when it ended first.
@@ -49,9 +48,10 @@ pub async fn run_stdio(
     let max_line = options.session.max_line_bytes;
     let mut session = Session::new(options.session.clone(), make_pipeline());
 
-    let (to_client, client_writer) = spawn_writer(stdio::stdout());
-    let (to_server, server_writer) = spawn_writer(server_stdin);
-    let mut to_server = Some(to_server);
+    let mut to_client = Sink::new(stdio::stdout());
+    let mut to_server = Some(Sink::new(server_stdin));
+    // Set once the server's stdin is to be closed: when its queued lines are out.
+    let mut closing_server = false;
 
     let mut client_reader = LineReader::new(stdio::stdin(), max_line);
     let mut server_reader = LineReader::new(&mut server_stdout, max_line);
@@ -67,6 +67,13 @@ pub async fn run_stdio(
     // answering calls that were in flight, and those answers are still delivered.
     let server_ended_first = loop {
         let deadline = session.next_deadline();
+        // Write when there is nothing more to read right away (or a lot is queued): a burst of
+        // messages then leaves in one write.
+        let idle = !server_reader.has_buffered_frame() && !client_reader.has_buffered_frame();
+        let flush_client = to_client.pending() && (idle || to_client.is_large());
+        let flush_server = to_server
+            .as_ref()
+            .is_some_and(|sink| sink.pending() && (idle || sink.is_large()));
         tokio::select! {
             frame = server_reader.next_frame() => match frame {
                 Ok(Some(frame)) => session.on_server_frame(frame, &mut out),
@@ -85,15 +92,26 @@ pub async fn run_stdio(
                 to_server = None;
                 child::signal_group(group, libc::SIGTERM);
             }
+            () = to_client.drain(), if flush_client => {}
+            () = drain_option(&mut to_server), if flush_server => {}
         }
-        dispatch(&mut out, &to_client, to_server.as_ref());
+        for line in out.to_client.drain(..) {
+            to_client.push(&line);
+        }
+        match to_server.as_mut() {
+            Some(sink) => out.to_server.drain(..).for_each(|line| sink.push(&line)),
+            None => out.to_server.clear(),
+        }
         // After the client's EOF, calls it sent that still wait for the catalog are sent on
-        // first; then dropping the sender closes the server's stdin once queued lines are out.
-        if !client_open && to_server.is_some() && !session.holds_calls() {
-            to_server = None;
+        // first; then the server's stdin is closed once its queued lines are out.
+        if !client_open && !closing_server && to_server.is_some() && !session.holds_calls() {
+            closing_server = true;
             if stop_signal.is_none() {
                 escalate_after(group, options.grace);
             }
+        }
+        if closing_server && !to_server.as_ref().is_some_and(Sink::pending) {
+            to_server = None;
         }
     };
     drop(to_server);
@@ -108,10 +126,11 @@ pub async fn run_stdio(
         tracing::error!(status = %child::describe(&status), "the server exited");
     }
     session.on_server_gone(&why, &mut out);
-    dispatch(&mut out, &to_client, None);
-    drop(to_client);
-    let _ = client_writer.await;
-    let _ = server_writer.await;
+    for line in out.to_client.drain(..) {
+        to_client.push(&line);
+    }
+    // A client that stopped reading must not keep us alive.
+    let _ = tokio::time::timeout(options.grace, to_client.drain()).await;
     Ok(match (stop_signal, server_ended_first) {
         (Some(signal), _) => 128 + signal,
         (None, true) => child::exit_code(&status),
@@ -128,32 +147,6 @@ fn escalate_after(group: Option<i32>, grace: Duration) {
         tokio::time::sleep(grace).await;
         child::signal_group(group, libc::SIGKILL);
     });
-}
-
-fn dispatch(
-    out: &mut Outbox,
-    to_client: &mpsc::UnboundedSender<Line>,
-    to_server: Option<&mpsc::UnboundedSender<Line>>,
-) {
-    for line in out.to_client.drain(..) {
-        let _ = to_client.send(line);
-    }
-    match to_server {
-        Some(to_server) => {
-            for line in out.to_server.drain(..) {
-                let _ = to_server.send(line);
-            }
-        }
-        None => {
-            if !out.to_server.is_empty() {
-                tracing::debug!(
-                    lines = out.to_server.len(),
-                    "dropped lines for a server that is going away"
-                );
-                out.to_server.clear();
-            }
-        }
-    }
 }
 
 /// Resolves with the number of the first of SIGTERM, SIGINT or SIGHUP to arrive.
@@ -177,39 +170,70 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-/// A writer task: writes each queued line and its newline, and flushes when the queue is empty,
-/// so a burst of messages costs one write system call rather than one per message.
-fn spawn_writer<W>(writer: W) -> (mpsc::UnboundedSender<Line>, tokio::task::JoinHandle<()>)
-where
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let (sender, mut receiver) = mpsc::unbounded_channel::<Line>();
-    let task = tokio::spawn(async move {
-        let mut writer = BufWriter::with_capacity(64 * 1024, writer);
-        while let Some(line) = receiver.recv().await {
-            if write_line(&mut writer, &line).await.is_err() {
-                break;
-            }
-            let mut failed = false;
-            while let Ok(line) = receiver.try_recv() {
-                if write_line(&mut writer, &line).await.is_err() {
-                    failed = true;
-                    break;
-                }
-            }
-            if failed || writer.flush().await.is_err() {
-                break;
-            }
-        }
-        let _ = writer.shutdown().await;
-    });
-    (sender, task)
+/// Lines waiting for one destination, written as fast as its pipe takes them.
+struct Sink<W> {
+    writer: W,
+    buffer: Vec<u8>,
+    written: usize,
+    /// Set when a write failed: the reader is gone, and further lines are dropped.
+    failed: bool,
 }
 
-async fn write_line<W: AsyncWrite + Unpin>(
-    writer: &mut BufWriter<W>,
-    line: &[u8],
-) -> std::io::Result<()> {
-    writer.write_all(line).await?;
-    writer.write_all(b"\n").await
+/// Capacity kept between bursts; a buffer grown by a huge message is given back.
+const SINK_KEEP_BYTES: usize = 1024 * 1024;
+
+impl<W: AsyncWrite + Unpin> Sink<W> {
+    fn new(writer: W) -> Sink<W> {
+        Sink {
+            writer,
+            buffer: Vec::with_capacity(64 * 1024),
+            written: 0,
+            failed: false,
+        }
+    }
+
+    fn push(&mut self, line: &[u8]) {
+        if !self.failed {
+            self.buffer.extend_from_slice(line);
+            self.buffer.push(b'\n');
+        }
+    }
+
+    fn is_large(&self) -> bool {
+        self.buffer.len() - self.written >= 64 * 1024
+    }
+
+    fn pending(&self) -> bool {
+        !self.failed && self.written < self.buffer.len()
+    }
+
+    /// Writes until the buffer is empty or the writer fails. Cancel-safe: bytes count as
+    /// written only once the write that took them has returned.
+    async fn drain(&mut self) {
+        while self.written < self.buffer.len() {
+            match self.writer.write(&self.buffer[self.written..]).await {
+                Ok(0) | Err(_) => {
+                    self.failed = true;
+                    self.buffer = Vec::new();
+                    self.written = 0;
+                    tracing::debug!("a peer stopped reading; its output is dropped");
+                    return;
+                }
+                Ok(written) => self.written += written,
+            }
+        }
+        let _ = self.writer.flush().await;
+        self.buffer.clear();
+        self.written = 0;
+        if self.buffer.capacity() > SINK_KEEP_BYTES {
+            self.buffer = Vec::with_capacity(64 * 1024);
+        }
+    }
+}
+
+async fn drain_option<W: AsyncWrite + Unpin>(sink: &mut Option<Sink<W>>) {
+    match sink {
+        Some(sink) => sink.drain().await,
+        None => std::future::pending().await,
+    }
 }
