@@ -70,17 +70,20 @@ impl EchoMatcher {
             return Some(EchoMatcher::Packed(searcher));
         }
         // The packed searcher takes only a few dozen patterns, and needs SIMD.
-        [AhoCorasickKind::ContiguousNFA, AhoCorasickKind::NoncontiguousNFA]
-            .into_iter()
-            .find_map(|kind| {
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .ascii_case_insensitive(true)
-                    .kind(Some(kind))
-                    .build(pattern_texts)
-                    .ok()
-            })
-            .map(EchoMatcher::Automaton)
+        [
+            AhoCorasickKind::ContiguousNFA,
+            AhoCorasickKind::NoncontiguousNFA,
+        ]
+        .into_iter()
+        .find_map(|kind| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .ascii_case_insensitive(true)
+                .kind(Some(kind))
+                .build(pattern_texts)
+                .ok()
+        })
+        .map(EchoMatcher::Automaton)
     }
 
     /// The text in the form `find` searches.
