@@ -2,7 +2,9 @@
 //! requests for credential files, instructions aimed at other tools and oversize descriptions in
 //! an MCP tool definition.
 //!
-//! Build one [`Scanner`] and reuse it: the phrase automaton is compiled once per process.
+//! Scanners are free to create: the phrase automaton is compiled once per process, on the first
+//! scan (or at [`Scanner::warm_up`]), so creating a scanner never delays a client's
+//! `initialize`.
 //! Text that is plain single-line ASCII skips normalisation entirely, and a clean string
 //! allocates nothing.
 
@@ -198,11 +200,14 @@ impl TextKind {
     }
 }
 
-/// The description scanner. Cheap to create; the phrase automaton is shared.
+/// The description scanner. Cheap to create; the phrase automaton is shared and built on
+/// first use.
 #[derive(Debug, Clone)]
 pub struct Scanner {
     options: ScanOptions,
-    phrases: &'static PhraseMatcher,
+    /// Held unforced: a DFA over the whole phrase table takes milliseconds to build, which
+    /// belongs on the first scan, not on whatever path creates the scanner.
+    phrases: &'static LazyLock<PhraseMatcher>,
 }
 
 impl Default for Scanner {
@@ -221,14 +226,21 @@ struct Pass<'a> {
 
 impl Scanner {
     pub fn new(options: ScanOptions) -> Self {
-        Self {
-            options,
-            phrases: &PHRASES,
-        }
+        Self::with_phrases(options, &PHRASES)
+    }
+
+    fn with_phrases(options: ScanOptions, phrases: &'static LazyLock<PhraseMatcher>) -> Self {
+        Self { options, phrases }
     }
 
     pub fn options(&self) -> ScanOptions {
         self.options
+    }
+
+    /// Builds the shared phrase automaton now (a few milliseconds, once per process) so that
+    /// the first scan does not pay for it; for callers with idle time before their first scan.
+    pub fn warm_up(&self) {
+        LazyLock::force(self.phrases);
     }
 
     /// Scans one MCP tool definition: `name`, `title`, `description`, `annotations.title`, and
