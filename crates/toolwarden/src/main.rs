@@ -114,6 +114,11 @@ fn run(command: Command) -> anyhow::Result<i32> {
                 .enable_all()
                 .build()
                 .context("could not start the async runtime")?;
+            if config.scan.mode != ScanMode::Off || !config.scan.tools.is_empty() {
+                // The scanner's automaton takes milliseconds to build: on another thread, while
+                // the server starts and the client says hello, not when tools are first listed.
+                std::thread::spawn(|| toolwarden_core::scan::Scanner::default().warm_up());
+            }
             let pipeline = move || {
                 Pipeline::new(PipelineConfig {
                     errors: config.errors,
