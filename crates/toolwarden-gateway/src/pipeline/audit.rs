@@ -19,32 +19,28 @@ pub fn failed_call(failure: &ToolError, client: Option<&str>, latency: Duration)
         toolwarden_core::contract::Source::Upstream => "upstream",
     };
     let client = client.unwrap_or("");
+    // tracing needs the level at compile time: one event per level, same fields.
+    macro_rules! failed_call_event {
+        ($level:expr) => {
+            tracing::event!(
+                $level,
+                tool,
+                kind,
+                expected = failure.kind.expected(),
+                source,
+                fields = ?paths,
+                client,
+                upstream_code = failure.upstream_code,
+                http_status = failure.http_status,
+                latency_ms,
+                "tool call failed"
+            )
+        };
+    }
     if failure.kind.expected() {
-        tracing::warn!(
-            tool,
-            kind,
-            expected = true,
-            source,
-            fields = ?paths,
-            client,
-            upstream_code = failure.upstream_code,
-            http_status = failure.http_status,
-            latency_ms,
-            "tool call failed"
-        );
+        failed_call_event!(tracing::Level::WARN);
     } else {
-        tracing::error!(
-            tool,
-            kind,
-            expected = false,
-            source,
-            fields = ?paths,
-            client,
-            upstream_code = failure.upstream_code,
-            http_status = failure.http_status,
-            latency_ms,
-            "tool call failed"
-        );
+        failed_call_event!(tracing::Level::ERROR);
     }
 }
 

@@ -206,22 +206,10 @@ fn strip_jsonc(text: &str) -> String {
                 in_string = true;
                 out.push(c);
             }
-            ('/', Some('/')) => {
-                for next in chars.by_ref() {
-                    if next == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut previous = '\0';
-                for next in chars.by_ref() {
-                    if previous == '*' && next == '/' {
-                        break;
-                    }
-                    previous = next;
+            ('/', Some('/' | '*')) => {
+                if skip_comment(&mut chars) {
+                    // A line comment ends at a newline, which stays: JSON errors keep their line.
+                    out.push('\n');
                 }
             }
             (',', _) => {
@@ -240,27 +228,31 @@ fn next_significant(mut chars: std::iter::Peekable<std::str::Chars<'_>>) -> Opti
     while let Some(c) = chars.next() {
         match (c, chars.peek()) {
             (c, _) if c.is_whitespace() => {}
-            ('/', Some('/')) => {
-                for next in chars.by_ref() {
-                    if next == '\n' {
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut previous = '\0';
-                for next in chars.by_ref() {
-                    if previous == '*' && next == '/' {
-                        break;
-                    }
-                    previous = next;
-                }
+            ('/', Some('/' | '*')) => {
+                skip_comment(&mut chars);
             }
             (c, _) => return Some(c),
         }
     }
     None
+}
+
+/// Skips a comment whose `/` was just read and whose second character is next. Returns true
+/// when it was a line comment that ended at a newline.
+fn skip_comment(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+    match chars.next() {
+        Some('/') => chars.by_ref().any(|next| next == '\n'),
+        _ => {
+            let mut previous = '\0';
+            for next in chars.by_ref() {
+                if previous == '*' && next == '/' {
+                    break;
+                }
+                previous = next;
+            }
+            false
+        }
+    }
 }
 
 #[cfg(test)]
