@@ -161,6 +161,12 @@ impl Pipeline {
             .catalog
             .compiled()
             .and_then(|catalog| catalog.get(&call.tool));
+        if tool.is_none()
+            && let Some(review) =
+                shape::unknown_tool(self.catalog.compiled(), &self.errors, call, outcome)
+        {
+            return review;
+        }
         let mut review = shape::review(call, outcome, &policy, discovery);
         if review.failure.is_none()
             && policy.validate_output
