@@ -86,6 +86,8 @@ struct Batch {
 struct HeldCall {
     line: Vec<u8>,
     batch: Option<u64>,
+    /// The request's id, so that a duplicate is refused while the call is held.
+    key: IdKey,
 }
 
 #[derive(Default)]
@@ -160,10 +162,6 @@ impl Session {
             catalog: CatalogState::default(),
             pipeline,
         }
-    }
-
-    pub fn max_line_bytes(&self) -> usize {
-        self.config.max_line_bytes
     }
 
     /// The tool definitions of the last complete catalog.
@@ -280,7 +278,7 @@ impl Session {
             Message::Request { id, method, params } => {
                 let key = IdKey::from_raw(id);
                 if matches!(self.pending.get(&key), Some(Pending::Client(_)))
-                    || self.held_ids().any(|held| held == key)
+                    || self.held.iter().any(|held| held.key == key)
                 {
                     let id = id.get().to_owned();
                     self.reply(
@@ -334,7 +332,7 @@ impl Session {
                     if let Some(state) = batch.and_then(|batch| self.batches.get_mut(&batch)) {
                         state.outstanding += 1;
                     }
-                    self.held.push_back(HeldCall { line, batch });
+                    self.held.push_back(HeldCall { line, batch, key });
                     return;
                 }
                 self.forward_request(line, id_raw, key, kind, era, batch, call, out);
@@ -422,15 +420,6 @@ impl Session {
             self.catalog.gathering = Some(Vec::new());
         }
         out.to_server.push(line);
-    }
-
-    fn held_ids(&self) -> impl Iterator<Item = IdKey> + '_ {
-        self.held
-            .iter()
-            .filter_map(|held| match envelope::parse(&held.line) {
-                Ok(Message::Request { id, .. }) => Some(IdKey::from_raw(id)),
-                _ => None,
-            })
     }
 
     fn forget_cancelled(&mut self, params: Option<&RawValue>, out: &mut Outbox) {

@@ -473,3 +473,19 @@ fn a_call_past_its_timeout_is_answered_cancelled_upstream_and_its_late_answer_dr
     );
     assert!(late.to_client.is_empty(), "exactly one answer per request");
 }
+
+#[test]
+fn a_duplicate_of_a_held_call_is_refused() {
+    let mut session = session();
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}"#;
+    client(&mut session, call);
+    let out = client(&mut session, call);
+    assert!(out.to_server.is_empty());
+    assert_eq!(json_lines(&out.to_client)[0]["error"]["code"], -32600);
+    let out = server(&mut session, TOOLS_PAGE);
+    assert_eq!(
+        text(&out.to_server),
+        [call],
+        "the held one still goes on, once"
+    );
+}
