@@ -28,15 +28,8 @@ impl Answer {
     /// The answer to a response message.
     pub fn from_response(message: &Value, raw: String) -> Answer {
         if let Some(error) = message.get("error") {
-            return Answer::ProtocolError {
-                code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned(),
-                raw,
-            };
+            let (code, message) = crate::probe::error_parts(error);
+            return Answer::ProtocolError { code, message, raw };
         }
         match message.get("result") {
             Some(result) if result.is_object() => Answer::Result {

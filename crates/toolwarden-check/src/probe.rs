@@ -335,16 +335,25 @@ fn write_line(stdin: &SharedStdin, message: &Value) -> std::io::Result<()> {
     }
 }
 
+/// The code and message of a JSON-RPC error object, with 0 and "" for what is missing.
+pub fn error_parts(error: &Value) -> (i64, String) {
+    (
+        error.get("code").and_then(Value::as_i64).unwrap_or(0),
+        error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+    )
+}
+
 fn expect_result(method: &str, response: &Response) -> Result<Value, ProbeError> {
     if let Some(error) = response.message.get("error") {
+        let (code, message) = error_parts(error);
         return Err(ProbeError::Rpc {
             method: method.to_owned(),
-            code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-            message: error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
+            code,
+            message,
         });
     }
     match response.message.get("result") {
