@@ -538,7 +538,7 @@ impl Session {
                 match self.pending.remove(&key) {
                     Some(Pending::Client(request)) => {
                         let replacement = self.inspect_response(&request, outcome);
-                        self.answer_client(line, *request, replacement, out);
+                        self.answer_client(line, &key, *request, replacement, out);
                     }
                     Some(Pending::CatalogPage { abandoned }) => {
                         self.on_catalog_page(outcome, abandoned, out);
@@ -602,6 +602,7 @@ impl Session {
     fn answer_client(
         &mut self,
         line: Vec<u8>,
+        key: &IdKey,
         request: ClientRequest,
         replacement: Option<Reply>,
         out: &mut Outbox,
@@ -613,7 +614,8 @@ impl Session {
             .map(str::to_owned);
         let line = match (replacement, id_text) {
             (Some(reply), id) => {
-                let id = id.unwrap_or_else(|| response_id(&line));
+                // The key is the id's exact JSON text: no need to parse the answer again.
+                let id = id.unwrap_or_else(|| key.to_json().into_owned());
                 reply_line(&id, reply, request.era)
             }
             (None, Some(id)) => with_id_raw(&line, &id).unwrap_or(line),
@@ -1047,13 +1049,6 @@ fn merge_meta(mut result: Value, meta: &Value) -> Value {
         }
     }
     result
-}
-
-fn response_id(line: &[u8]) -> String {
-    match envelope::parse(line) {
-        Ok(Message::Response { id, .. }) => id.get().to_owned(),
-        _ => "null".to_owned(),
-    }
 }
 
 /// The line with its `id` replaced (the slow path taken only on id collisions).
